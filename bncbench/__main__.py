@@ -1,0 +1,52 @@
+"""Command line: ``python -m bncbench {run,data,report} ...``."""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: python -m bncbench COMMAND [ARGS]
+
+commands:
+  run [+experiment=NAME] [overrides...] [-m]   run an experiment (Hydra overrides)
+  data {list,check,show NAME,fetch NAME}       the dataset registry
+  report RESULTS_DIR [options]                 tables and figures from results
+
+examples:
+  python -m bncbench run +experiment=quickstart
+  python -m bncbench run structure=tan dataset=smoke cv.rounds=2
+  python -m bncbench run -m +experiment=quickstart structure=nb,tan
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bncbench.errors import BNCBenchError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    try:
+        if cmd == "run":
+            from bncbench.app import run_cli
+
+            return run_cli(rest)
+        if cmd == "data":
+            from bncbench.data.cli import main as data_main
+
+            return data_main(rest)
+        if cmd == "report":
+            from bncbench.report.cli import main as report_main
+
+            return report_main(rest)
+        raise BNCBenchError(f"unknown command {cmd!r}; expected run, data or report")
+    except BNCBenchError as exc:
+        print(f"bncbench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("bncbench: interrupted (finished tasks are saved; rerun to resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

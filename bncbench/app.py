@@ -1,0 +1,176 @@
+"""`python -m bncbench run`: the Hydra application.
+
+Every override is checked before any work starts (config composition, dataset
+and model names, protocol values), so bad input gives one clear line and exit
+code 2, and no file is written under ``results/``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from bncbench.errors import BNCBenchError
+from bncbench.paths import conf_dir
+
+
+@dataclass
+class Plan:
+    name: str
+    root: Path
+    datasets: list
+    models: list
+    protocol: object
+    n_jobs: int
+    data_dir: str | None
+
+
+def prepare(cfg: DictConfig) -> Plan:
+    """Validate a composed config and turn it into a run plan (no side effects)."""
+    from bncbench.data import registry
+    from bncbench.models import expand_models
+    from bncbench.runner import Protocol
+
+    try:
+        name = str(cfg.name)
+        rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
+        seed, n_jobs = int(cfg.seed), int(cfg.n_jobs)
+        data_dir = cfg.get("data_dir")
+        dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
+    except Exception as exc:  # missing keys, bad interpolations, non-integers
+        raise BNCBenchError(f"bad configuration: {exc}".splitlines()[0]) from None
+    if not name or "/" in name or name.startswith("."):
+        raise BNCBenchError(f"bad experiment name {name!r}")
+    if rounds < 1:
+        raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
+    if folds < 2:
+        raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
+    if n_jobs == 0 or n_jobs < -1:
+        raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n_jobs}")
+    datasets = registry.resolve(dataset_names)
+    registry.check_available(datasets, data_dir)
+    models = expand_models(cfg, conf_dir())
+    for m in models:
+        _check_model(m)
+    return Plan(name, Path(str(cfg.results_dir)) / name, datasets, models, Protocol(seed, rounds, folds), n_jobs,
+                None if data_dir is None else str(data_dir))
+
+
+def _check_model(spec) -> None:
+    from bncbench.classifier import BNClassifier
+
+    try:
+        clf = BNClassifier(**spec.params)
+    except TypeError as exc:
+        raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
+    clf._check_params()
+
+
+def execute(cfg: DictConfig) -> int:
+    from bncbench.runner import run_experiment
+    from bncbench.store import atomic_write_bytes
+    from bncbench.summary import format_table, summarize
+
+    plan = prepare(cfg)
+    progress = cfg.get("progress")
+    print(
+        f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x "
+        f"{plan.protocol.rounds}x{plan.protocol.folds}-fold CV -> {plan.root}",
+        file=sys.stderr,
+    )
+    counts = run_experiment(
+        plan.datasets,
+        plan.models,
+        results_root=plan.root,
+        protocol=plan.protocol,
+        data_dir=plan.data_dir,
+        n_jobs=plan.n_jobs,
+        progress=progress,
+        retry_failed=bool(cfg.get("retry_failed", True)),
+    )
+    summary = summarize(plan.root, correction=bool(cfg.get("correction", False)))
+    names = {d["name"] for d in plan.datasets}
+    labels = {m.label for m in plan.models}
+    summary = summary[summary["dataset"].isin(names) & summary["model"].isin(labels)]
+    atomic_write_bytes(plan.root / "summary.csv", summary.to_csv(index=False).encode())
+    print(format_table(summary))
+    print(
+        f"tasks: {counts['total']} total, {counts['skipped']} already done, "
+        f"{counts['ok']} ran ok, {counts['failed']} failed; summary: {plan.root / 'summary.csv'}"
+    )
+    return 1 if counts["failed"] else 0
+
+
+# ---------------------------------------------------------------------- CLI glue
+def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
+    """All override combinations of a multirun (each sweep expanded)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    parsed = parser.parse_overrides(overrides)
+    options = []
+    for o in parsed:
+        if o.is_sweep_override():
+            vals = list(o.sweep_string_iterator())
+            options.append([f"{o.get_key_element()}={v}" for v in vals])
+        else:
+            options.append([o.input_line])
+    return [list(c) for c in itertools.product(*options)] if options else [[]]
+
+
+def precheck(overrides: list[str], multirun: bool) -> None:
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    combos = _expand_sweeps(overrides) if multirun else [overrides]
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        for combo in combos:
+            try:
+                cfg = compose(config_name="config", overrides=combo)
+            except Exception as exc:
+                msg = " ".join(str(exc).split())
+                raise BNCBenchError(f"bad configuration: {msg}") from None
+            prepare(cfg)
+    GlobalHydra.instance().clear()
+
+
+def run_cli(args: list[str]) -> int:
+    import hydra
+
+    if not conf_dir().is_dir():
+        raise BNCBenchError(f"config directory not found: {conf_dir()} (set BNCBENCH_CONF_DIR)")
+    flags = [a for a in args if a.startswith("-")]
+    overrides = [a for a in args if not a.startswith("-")]
+    info_only = any(f in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c", "--resolve") or
+                    f.startswith(("--cfg", "--info")) for f in flags)
+    multirun = "-m" in flags or "--multirun" in flags
+    if not info_only:
+        try:
+            from hydra.errors import HydraException
+        except ImportError:  # pragma: no cover
+            HydraException = Exception
+        try:
+            precheck(overrides, multirun)
+        except HydraException as exc:
+            raise BNCBenchError(" ".join(str(exc).split())) from None
+
+    @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
+    def _main(cfg: DictConfig) -> int:
+        try:
+            return execute(cfg)
+        except BNCBenchError as exc:
+            print(f"bncbench: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    old = sys.argv
+    sys.argv = ["bncbench run", *args]
+    try:
+        rc = _main()
+    finally:
+        sys.argv = old
+    return int(rc or 0)

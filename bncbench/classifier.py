@@ -1,0 +1,215 @@
+"""The scikit-learn estimator for Bayesian network classifiers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import logsumexp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from bncbench.errors import BNCBenchError
+from bncbench.preprocess import Discretizer
+from bncbench.structure import learn_structure
+from bncbench.tables import CountTables
+
+PARAMS = ("generative", "discriminative", "extended", "weighted")
+
+
+class BNClassifier(ClassifierMixin, BaseEstimator):
+    """Bayesian network classifier: a structure plus a parameterization.
+
+    Parameters
+    ----------
+    structure : {"nb", "tan", "kdb", "custom"}, default="nb"
+        Structure learner: naive Bayes, tree-augmented naive Bayes
+        (Friedman et al. 1997), k-dependence Bayes (Sahami 1996), or the
+        parent lists given in ``parents``.
+    k : int, default=1
+        Number of attribute parents per attribute for ``structure="kdb"``.
+    parents : list of list of int, default=None
+        Attribute parents per attribute for ``structure="custom"``.
+    estimator : {"map"}, default="map"
+        Generative estimate of the probability tables: the m-estimate with
+        back-off to the longest parent prefix that has data.
+    m : float, default=1.0
+        Total mass of the uniform Dirichlet prior of every table row.
+    param : {"generative", "discriminative", "extended", "weighted"}, default="generative"
+        Parameterization (Zaidi et al. 2017, Table 2).
+    init : {"zeros", "generative"}, default="generative"
+        Initialization of discriminatively learned parameters.
+    optimizer : str, default="lbfgs"
+        Optimizer for discriminative parameterizations.
+    optimizer_options : dict, default=None
+        Extra options for the optimizer.
+    discretize : {"auto", True, False}, default="auto"
+        ``"auto"`` discretizes a DataFrame or a non-integer array (MDL on
+        numeric columns, categories on nominal ones); integer arrays are used
+        as category codes.
+    cardinalities : array-like of int, default=None
+        Number of codes per attribute for integer input (default: the largest
+        code seen in training plus one).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Class labels.
+    structure_ : list of tuple of int
+        Attribute parents of every attribute (most informative first).
+    cardinalities_ : ndarray of int
+        Number of codes per attribute.
+    tables_ : CountTables
+        Training counts per factor and parent-prefix level.
+    discretizer_ : Discretizer or None
+        The fitted discretization step, if any.
+    n_parameters_ : int
+        Number of free parameters of the fitted tables.
+    n_features_in_ : int
+        Number of attributes seen in ``fit``.
+    """
+
+    def __init__(
+        self,
+        *,
+        structure="nb",
+        k=1,
+        parents=None,
+        estimator="map",
+        m=1.0,
+        param="generative",
+        init="generative",
+        optimizer="lbfgs",
+        optimizer_options=None,
+        discretize="auto",
+        cardinalities=None,
+    ):
+        self.structure = structure
+        self.k = k
+        self.parents = parents
+        self.estimator = estimator
+        self.m = m
+        self.param = param
+        self.init = init
+        self.optimizer = optimizer
+        self.optimizer_options = optimizer_options
+        self.discretize = discretize
+        self.cardinalities = cardinalities
+
+    # ------------------------------------------------------------------ helpers
+    def _needs_discretizer(self, X) -> bool:
+        if self.discretize is True or self.discretize is False:
+            return bool(self.discretize)
+        if isinstance(X, pd.DataFrame):
+            return True
+        arr = np.asarray(X)
+        if arr.dtype.kind in "iub":
+            return False
+        if arr.dtype.kind == "f":
+            finite = arr[np.isfinite(arr)]
+            return bool(np.isnan(arr).any() or np.any(finite != np.round(finite)))
+        return True
+
+    def _check_params(self):
+        if self.param not in PARAMS:
+            raise BNCBenchError(f"unknown param {self.param!r}; choose one of {', '.join(PARAMS)}")
+        if self.estimator != "map":
+            raise BNCBenchError(f"unknown estimator {self.estimator!r}; available: map")
+        if not np.isfinite(self.m) or self.m < 0:
+            raise BNCBenchError(f"m must be a finite number >= 0, got {self.m}")
+        if self.structure == "kdb" and (int(self.k) != self.k or self.k < 0):
+            raise BNCBenchError(f"KDB needs an integer k >= 0, got k={self.k}")
+
+    def _codes(self, X, fitting: bool, y=None) -> np.ndarray:
+        if fitting:
+            self.discretizer_ = Discretizer().fit(X, y) if self._needs_discretizer(X) else None
+        if self.discretizer_ is not None:
+            return self.discretizer_.transform(X)
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise BNCBenchError(f"expected a 2-d array of category codes, got shape {arr.shape}")
+        if arr.dtype.kind == "f":
+            arr = np.where(np.isfinite(arr), arr, -1)
+        return arr.astype(np.int64)
+
+    # ------------------------------------------------------------------ API
+    def fit(self, X, y):
+        """Learn the structure, then the parameters, from training data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or DataFrame
+            Integer category codes, or a table to discretize.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : BNClassifier
+        """
+        self._check_params()
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise BNCBenchError(f"y must be 1-d, got shape {y.shape}")
+        if len(y) == 0:
+            raise BNCBenchError("cannot fit on a dataset with no rows")
+        if pd.isna(pd.Series(y)).any():
+            raise BNCBenchError("the class has missing values")
+        self.classes_, y_codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise BNCBenchError(
+                f"the training data has only one class ({self.classes_[0]!r}); a classifier needs at least 2"
+            )
+        if isinstance(X, pd.DataFrame):
+            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        codes = self._codes(X, True, y_codes)
+        if codes.shape[0] != y.shape[0]:
+            raise BNCBenchError(f"X has {codes.shape[0]} rows but y has {y.shape[0]}")
+        self.n_features_in_ = codes.shape[1]
+        if self.discretizer_ is not None:
+            cards = self.discretizer_.cardinalities_
+        elif self.cardinalities is not None:
+            cards = np.asarray(self.cardinalities, dtype=np.int64)
+            if cards.shape != (codes.shape[1],):
+                raise BNCBenchError("cardinalities must have one entry per attribute")
+        else:
+            cards = codes.max(axis=0, initial=-1) + 1
+        self.cardinalities_ = np.maximum(np.asarray(cards, dtype=np.int64), 1)
+        n_classes = len(self.classes_)
+        self.structure_ = learn_structure(
+            self.structure, codes, y_codes, self.cardinalities_, n_classes, k=self.k, parents=self.parents
+        )
+        self.tables_ = CountTables(self.structure_, self.cardinalities_, n_classes).fit(codes, y_codes)
+        self.n_parameters_ = self.tables_.n_parameters()
+        self.model_ = None
+        if self.param != "generative":
+            from bncbench.ccbn import fit_ccbn  # discriminative parameter learning engine
+
+            self.model_ = fit_ccbn(self, codes, y_codes)
+        return self
+
+    def _joint_log_likelihood(self, X) -> np.ndarray:
+        check_is_fitted(self, "tables_")
+        codes = self._codes(X, False)
+        if codes.shape[1] != self.n_features_in_:
+            raise BNCBenchError(f"expected {self.n_features_in_} attributes, got {codes.shape[1]}")
+        if self.model_ is not None:
+            return self.model_.log_potentials(codes)
+        return self.tables_.log_joint(codes, float(self.m))
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Log class probabilities, normalized in log space."""
+        jll = self._joint_log_likelihood(X)
+        return jll - logsumexp(jll, axis=1, keepdims=True)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities P(y | x), shape (n_samples, n_classes)."""
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class (ties go to the first class in ``classes_``)."""
+        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

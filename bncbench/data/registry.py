@@ -1,0 +1,157 @@
+"""Resolve dataset names, groups and inline specs from a config to loaders.
+
+A dataset entry in a config is a registry name (``adult``), an embedded name
+(``sklearn-iris``, ``synth-tree``), a group name (``quickstart``, ``smoke``,
+``zaidi2017``, ...), or an inline mapping such as
+``{name: synth-x, source: synthetic, n_attributes: 20, p: 2, n_samples: 5000}``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+
+from bncbench.data.dataset import Dataset
+from bncbench.data.sources import SKLEARN_LOADERS, SYNTHETIC_PRESETS, load_sklearn, load_synthetic
+from bncbench.errors import BNCBenchError
+
+EMBEDDED_GROUPS = {
+    "quickstart": [
+        "sklearn-iris",
+        "sklearn-wine",
+        "sklearn-breast_cancer",
+        "sklearn-digits",
+        *SYNTHETIC_PRESETS,
+    ],
+    "embedded": [*SKLEARN_LOADERS, *SYNTHETIC_PRESETS],
+}
+
+
+def _uci():
+    try:
+        from bncbench.data import uci
+    except ImportError:  # pragma: no cover - the registry module is part of the package
+        return None
+    return uci
+
+
+def uci_names() -> list[str]:
+    uci = _uci()
+    return list(uci.load_registry()) if uci else []
+
+
+def all_groups() -> dict[str, list[str]]:
+    groups = dict(EMBEDDED_GROUPS)
+    uci = _uci()
+    if uci:
+        for g, names in uci.groups().items():
+            groups.setdefault(g, list(names))
+    return groups
+
+
+def known_names() -> list[str]:
+    return [*SKLEARN_LOADERS, *SYNTHETIC_PRESETS, *uci_names()]
+
+
+def resolve(entries) -> list[dict]:
+    """Expand names and groups into a de-duplicated list of dataset specs.
+
+    Each spec is a dict with at least ``name`` and ``source`` (``sklearn``,
+    ``synthetic``, ``uci`` or ``file``).
+    """
+    if entries is None:
+        raise BNCBenchError("no datasets given (set dataset=NAME or dataset.names=[...])")
+    if isinstance(entries, (str, dict)):
+        entries = [entries]
+    groups = all_groups()
+    uci = set(uci_names())
+    out: dict[str, dict] = {}
+
+    def add(entry, depth=0):
+        if isinstance(entry, dict) or hasattr(entry, "items"):
+            spec = {str(k): v for k, v in dict(entry).items()}
+            if "name" not in spec:
+                raise BNCBenchError(f"dataset spec {spec} has no 'name'")
+            spec.setdefault("source", "synthetic" if str(spec["name"]).startswith("synth") else "file")
+            if spec["source"] not in ("synthetic", "file"):
+                raise BNCBenchError(f"dataset {spec['name']!r}: unknown source {spec['source']!r}")
+            out[str(spec["name"])] = spec
+            return
+        name = str(entry)
+        if name in SKLEARN_LOADERS:
+            out[name] = {"name": name, "source": "sklearn"}
+        elif name in SYNTHETIC_PRESETS:
+            out[name] = {"name": name, "source": "synthetic"}
+        elif name in uci:
+            out[name] = {"name": name, "source": "uci"}
+        elif name in groups and depth < 3:
+            for member in groups[name]:
+                add(member, depth + 1)
+        else:
+            raise BNCBenchError(
+                f"unknown dataset or group {name!r} (see `python -m bncbench data list`; "
+                f"groups: {', '.join(sorted(groups))})"
+            )
+
+    for e in entries:
+        add(e)
+    if not out:
+        raise BNCBenchError("the dataset list is empty")
+    return list(out.values())
+
+
+def spec_fingerprint(spec: dict) -> str:
+    """A stable identity for a dataset spec (with the file checksum for registry data)."""
+    ident = dict(spec)
+    if spec["source"] == "uci":
+        ident["sha256"] = _uci().load_registry()[spec["name"]].get("sha256")
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(key: str, data_dir: str | None) -> Dataset:
+    spec = json.loads(key)
+    return _load(spec, data_dir)
+
+
+def load(spec: dict, data_dir: str | None = None) -> Dataset:
+    """Load the dataset described by a resolved spec (cached per process)."""
+    return _load_cached(json.dumps(spec, sort_keys=True, default=str), data_dir)
+
+
+def _load(spec: dict, data_dir: str | None) -> Dataset:
+    src = spec["source"]
+    name = spec["name"]
+    if src == "sklearn":
+        return load_sklearn(name)
+    if src == "synthetic":
+        opts = {k: v for k, v in spec.items() if k not in ("name", "source")}
+        if "cardinality" in opts and not isinstance(opts["cardinality"], (int, float)):
+            opts["cardinality"] = tuple(opts["cardinality"])
+        return load_synthetic(name, **opts)
+    uci = _uci()
+    if src == "uci":
+        return uci.load_uci(name, data_dir=data_dir)
+    if src == "file":
+        if "path" not in spec or "class_column" not in spec:
+            raise BNCBenchError(f"dataset {name!r}: a file dataset needs 'path' and 'class_column'")
+        opts = {k: v for k, v in spec.items() if k not in ("name", "source", "path", "class_column")}
+        ds = uci.load_file(spec["path"], spec["class_column"], **opts)
+        ds.name = name
+        return ds
+    raise BNCBenchError(f"dataset {name!r}: unknown source {src!r}")
+
+
+def check_available(specs: list[dict], data_dir) -> None:
+    """Fail early, with one line, when a registry dataset's file is not in the data directory."""
+    uci_specs = [s for s in specs if s["source"] == "uci"]
+    if not uci_specs:
+        return
+    if not data_dir:
+        raise BNCBenchError(
+            f"dataset {uci_specs[0]['name']!r} needs the data directory: set BNCBENCH_DATA_DIR or data_dir=PATH"
+        )
+    uci = _uci()
+    for s in uci_specs:
+        uci.check_present(s["name"], data_dir)

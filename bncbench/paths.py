@@ -1,0 +1,21 @@
+"""Where the project's config and registry live.
+
+bncbench is a source-tree harness (like lightning-hydra-template): ``conf/``
+and ``datasets/`` sit beside the package in the repository, which is
+installed in editable mode. ``BNCBENCH_CONF_DIR`` points elsewhere if needed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def conf_dir() -> Path:
+    return Path(os.environ.get("BNCBENCH_CONF_DIR", REPO_ROOT / "conf")).resolve()
+
+
+def registry_dir() -> Path:
+    return REPO_ROOT / "datasets"

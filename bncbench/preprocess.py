@@ -1,0 +1,118 @@
+"""From typed tables to integer category codes.
+
+:class:`Discretizer` is fitted on a training fold only: numeric attributes get
+supervised Fayyad–Irani MDL cut points (as Weka's supervised ``Discretize``),
+nominal attributes keep their declared categories. A missing value is a value
+of its own (the last code of the attribute); a value never seen when fitting
+(an unknown category, or a missing value in an attribute that had none and for
+which no missing code was reserved) becomes ``-1``, which models ignore.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from bncbench.discretize import apply_cuts, mdl_cut_points
+from bncbench.errors import BNCBenchError
+
+
+def as_frame(X) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise BNCBenchError(f"expected a 2-d table of attributes, got shape {arr.shape}")
+    return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+
+
+def _is_nominal(col: pd.Series) -> bool:
+    return isinstance(col.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(col.dtype)
+
+
+class Discretizer(TransformerMixin, BaseEstimator):
+    """Turn a table of nominal and numeric attributes into integer codes.
+
+    Parameters
+    ----------
+    reserve_missing : None, bool or array-like of bool, default=None
+        Whether each attribute gets a code for "missing". ``None`` reserves one
+        where the fitted data has a missing value; the experiment runner passes
+        the dataset-wide mask so every fold shares one value space.
+
+    Attributes
+    ----------
+    kinds_ : list of {"nominal", "numeric"}
+    categories_ : list of list or None
+        Value labels of nominal attributes.
+    cuts_ : list of ndarray or None
+        MDL cut points of numeric attributes.
+    cardinalities_ : ndarray of int
+        Number of codes per attribute (including the missing code).
+    has_missing_code_ : ndarray of bool
+    value_labels_ : list of list of str
+    """
+
+    def __init__(self, *, reserve_missing=None):
+        self.reserve_missing = reserve_missing
+
+    def fit(self, X, y):
+        X = as_frame(X)
+        y = np.asarray(y, dtype=np.int64)
+        d = X.shape[1]
+        if self.reserve_missing is None:
+            reserve = X.isna().any(axis=0).to_numpy()
+        else:
+            reserve = np.broadcast_to(np.asarray(self.reserve_missing, dtype=bool), (d,)).copy()
+        self.kinds_, self.categories_, self.cuts_, cards, labels = [], [], [], [], []
+        for j, name in enumerate(X.columns):
+            col = X[name]
+            if _is_nominal(col):
+                if isinstance(col.dtype, pd.CategoricalDtype):
+                    cats = [str(c) for c in col.cat.categories]
+                else:
+                    cats = sorted(str(v) for v in pd.unique(col.dropna()))
+                self.kinds_.append("nominal")
+                self.categories_.append(cats)
+                self.cuts_.append(None)
+                lab = list(cats)
+            else:
+                cuts = mdl_cut_points(col.to_numpy(dtype=float), y)
+                self.kinds_.append("numeric")
+                self.categories_.append(None)
+                self.cuts_.append(cuts)
+                edges = [-np.inf, *cuts, np.inf]
+                lab = [f"({edges[b]:.6g}, {edges[b + 1]:.6g}]" for b in range(len(cuts) + 1)]
+            if reserve[j]:
+                lab = lab + ["?"]
+            labels.append(lab)
+            cards.append(len(lab))
+        self.cardinalities_ = np.asarray(cards, dtype=np.int64)
+        self.has_missing_code_ = reserve
+        self.value_labels_ = labels
+        self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
+        self.n_features_in_ = d
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        X = as_frame(X)
+        if X.shape[1] != self.n_features_in_:
+            raise BNCBenchError(
+                f"expected {self.n_features_in_} attributes, got {X.shape[1]}"
+            )
+        out = np.empty(X.shape, dtype=np.int64)
+        for j, name in enumerate(X.columns):
+            col = X[name]
+            missing = col.isna().to_numpy()
+            if self.kinds_[j] == "nominal":
+                cats = self.categories_[j]
+                if isinstance(col.dtype, pd.CategoricalDtype) and [str(c) for c in col.cat.categories] == cats:
+                    codes = col.cat.codes.to_numpy().astype(np.int64)
+                else:
+                    codes = pd.Categorical(col.astype("string"), categories=cats).codes.astype(np.int64)
+            else:
+                codes = apply_cuts(col.to_numpy(dtype=float), self.cuts_[j])
+            codes = np.where(missing, self.cardinalities_[j] - 1 if self.has_missing_code_[j] else -1, codes)
+            out[:, j] = codes
+        return out

@@ -1,0 +1,137 @@
+"""The results store: one atomically written record per finished task.
+
+Layout under ``results/<experiment>/``::
+
+    records/<dataset>/<model>/r<round>f<fold>-<key>.json   # scalars, trace, status
+    records/<dataset>/<model>/r<round>f<fold>-<key>.npz    # per-test-instance predictions
+
+``key`` is a hash of everything that determines the task (dataset identity,
+model parameters, seed, protocol, round, fold). A record is written to a
+temporary file in the same directory and renamed into place, predictions
+first and the JSON last, so the JSON's presence means the task is complete;
+a sweep killed at any moment leaves no partial record behind and a rerun
+skips what is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+RECORD_VERSION = 1
+
+
+def task_key(payload: dict) -> str:
+    blob = json.dumps(payload, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(name))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class ResultStore:
+    """Records of one experiment under ``root`` (``results/<experiment>``)."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def record_path(self, dataset: str, model: str, round_: int, fold: int, key: str) -> Path:
+        return self.root / "records" / _safe(dataset) / _safe(model) / f"r{round_}f{fold}-{key}.json"
+
+    def is_done(self, path: Path, *, retry_failed: bool = True) -> bool:
+        if not path.exists():
+            return False
+        if not retry_failed:
+            return True
+        try:
+            return json.loads(path.read_text()).get("status") == "ok"
+        except (OSError, ValueError):
+            return False
+
+    def write(self, path: Path, record: dict, arrays: dict | None = None) -> None:
+        if arrays:
+            import io
+
+            buf = io.BytesIO()
+            np.savez_compressed(buf, **arrays)
+            atomic_write_bytes(path.with_suffix(".npz"), buf.getvalue())
+        record = {**record, "record_version": RECORD_VERSION}
+        atomic_write_bytes(path, json.dumps(record, default=_json_default).encode())
+
+    def clean_temp(self) -> int:
+        """Remove temporary files left by a killed writer; returns how many."""
+        n = 0
+        for tmp in self.root.glob("records/**/.tmp-*"):
+            tmp.unlink(missing_ok=True)
+            n += 1
+        return n
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)
+
+
+def record_files(root) -> list[Path]:
+    return sorted(Path(root).glob("records/*/*/*.json"))
+
+
+def load_results(root, *, with_trace: bool = False) -> pd.DataFrame:
+    """All records of an experiment directory as one long-format DataFrame.
+
+    One row per (dataset, model, round, fold) task. Columns include
+    ``dataset, model, round, fold, status, zero_one, rmse, train_time,
+    test_time, n_parameters, n_train, n_test, big`` and the model's
+    parameters as ``param.*`` columns; ``trace`` (a list of per-iteration
+    dicts) is kept only with ``with_trace=True``. ``path`` points at the record.
+    """
+    rows = []
+    for p in record_files(root):
+        try:
+            rec = json.loads(p.read_text())
+        except (OSError, ValueError):
+            continue  # unreadable records cannot exist (atomic writes), but never crash a report
+        if not with_trace:
+            rec.pop("trace", None)
+        model_params = rec.pop("model_params", {}) or {}
+        for k, v in model_params.items():
+            rec[f"param.{k}"] = v if not isinstance(v, (list, dict)) else json.dumps(v)
+        rec["path"] = str(p)
+        rows.append(rec)
+    return pd.DataFrame(rows)
+
+
+def load_predictions(record_path) -> dict:
+    """The per-test-instance arrays of one record (``test_index``, ``y_true``, ``y_pred``, ``proba``)."""
+    with np.load(Path(record_path).with_suffix(".npz")) as z:
+        return {k: z[k] for k in z.files}

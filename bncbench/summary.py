@@ -1,0 +1,69 @@
+"""Per dataset x model summaries of an experiment's records.
+
+Means over the folds of 0-1 loss, RMSE and times, plus the Kohavi–Wolpert
+bias and variance (Webb 2000) from the predictions of all rounds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bncbench.protocol import kohavi_wolpert
+from bncbench.store import load_predictions, load_results
+
+METRICS = ("zero_one", "rmse", "bias", "variance", "train_time", "test_time")
+
+
+def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
+    """Kohavi–Wolpert terms from the records of one (dataset, model).
+
+    Needs every fold of every round; returns NaNs otherwise.
+    """
+    ok = group[group["status"] == "ok"]
+    rounds = sorted(ok["round"].unique())
+    n = int(ok["n_instances"].iloc[0]) if len(ok) else 0
+    n_folds = int(group["n_folds"].iloc[0]) if "n_folds" in group else 2
+    complete = len(ok) > 0 and all((ok["round"] == r).sum() == n_folds for r in rounds)
+    if not complete or len(rounds) < 2:
+        return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
+    preds = np.full((len(rounds), n), -1, dtype=np.int64)
+    y_true = np.full(n, -1, dtype=np.int64)
+    for _, rec in ok.iterrows():
+        arr = load_predictions(rec["path"])
+        preds[rounds.index(rec["round"]), arr["test_index"]] = arr["y_pred"]
+        y_true[arr["test_index"]] = arr["y_true"]
+    if (preds < 0).any():
+        return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
+    kw = kohavi_wolpert(y_true, preds, int(ok["n_classes"].iloc[0]), correction=correction)
+    return {"bias": kw["bias"], "variance": kw["variance"], "kw_error": kw["error"]}
+
+
+def summarize(records: pd.DataFrame | str, *, correction: bool = False) -> pd.DataFrame:
+    """One row per (dataset, model): fold means, KW bias/variance, failures."""
+    if not isinstance(records, pd.DataFrame):
+        records = load_results(records)
+    if records.empty:
+        return pd.DataFrame(columns=["dataset", "model", *METRICS, "n_ok", "n_failed"])
+    rows = []
+    for (dataset, model), g in records.groupby(["dataset", "model"], sort=False):
+        ok = g[g["status"] == "ok"]
+        row = {"dataset": dataset, "model": model, "n_ok": len(ok), "n_failed": int((g["status"] != "ok").sum())}
+        for m in ("zero_one", "rmse", "train_time", "test_time", "n_parameters"):
+            row[m] = float(ok[m].mean()) if len(ok) and m in ok else np.nan
+        if len(ok):
+            row["n_instances"] = int(ok["n_instances"].iloc[0])
+            row["big"] = bool(ok["big"].iloc[0])
+        row.update(bias_variance(g, correction=correction))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def format_table(summary: pd.DataFrame) -> str:
+    """A plain-text table for the terminal."""
+    if summary.empty:
+        return "(no results)"
+    cols = ["dataset", "model", "zero_one", "rmse", "bias", "variance", "train_time", "n_ok", "n_failed"]
+    show = summary[[c for c in cols if c in summary]].copy()
+    show = show.rename(columns={"zero_one": "0-1 loss", "train_time": "train s"})
+    return show.to_string(index=False, float_format=lambda v: f"{v:.4f}")
