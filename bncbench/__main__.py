@@ -43,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     except BNCBenchError as exc:
         print(f"bncbench: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # e.g. `... | head`
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("bncbench: interrupted (finished tasks are saved; rerun to resume)", file=sys.stderr)
         return 130

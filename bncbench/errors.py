@@ -1,7 +1,7 @@
 """Errors that the command line reports as one clear line and exit code 2."""
 
 
-class BNCBenchError(Exception):
+class BNCBenchError(ValueError):
     """A user-facing error: bad input, bad configuration, bad data.
 
     The command line prints ``bncbench: error: <message>`` and exits with

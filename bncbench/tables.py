@@ -27,7 +27,8 @@ import numpy as np
 from bncbench.counts import mixed_radix
 
 DENSE_LIMIT = 1 << 21
-"""Largest dense count table (entries) built with a direct ``bincount``."""
+"""Dense count tables up to this many entries (or DENSE_PER_ROW per training row) use a direct ``bincount``."""
+DENSE_PER_ROW = 8
 
 
 @dataclass
@@ -89,7 +90,7 @@ class CountTables:
             cfg = mixed_radix(X, parents, self.cards)
             ok = (x >= 0) & (x < card) & (cfg >= 0)
             space = int(np.prod(pcards, dtype=np.int64)) if parents else 1
-            if space * Y * card <= max(DENSE_LIMIT, 8 * X.shape[0]):
+            if space * Y * card <= max(DENSE_LIMIT, DENSE_PER_ROW * X.shape[0]):
                 dense = np.bincount(
                     (cfg[ok] * Y + y[ok]) * card + x[ok], minlength=space * Y * card
                 ).astype(float).reshape(space, Y, card)

@@ -144,14 +144,25 @@ def _load(spec: dict, data_dir: str | None) -> Dataset:
 
 
 def check_available(specs: list[dict], data_dir) -> None:
-    """Fail early, with one line, when a registry dataset's file is not in the data directory."""
+    """Fail early, with one line, when a dataset cannot be used.
+
+    Registry files must be present in the data directory; then every dataset
+    is loaded once (checksums, parsing, at least two classes, at least one
+    row), so a bad dataset stops the run before any task starts.
+    """
     uci_specs = [s for s in specs if s["source"] == "uci"]
-    if not uci_specs:
-        return
-    if not data_dir:
+    if uci_specs and not data_dir:
         raise BNCBenchError(
             f"dataset {uci_specs[0]['name']!r} needs the data directory: set BNCBENCH_DATA_DIR or data_dir=PATH"
         )
     uci = _uci()
     for s in uci_specs:
-        uci.check_present(s["name"], data_dir)
+        entry = uci.load_registry()[s["name"]]
+        path = uci.resolve_data_dir(data_dir) / entry["file"]
+        if not path.is_file():
+            raise BNCBenchError(
+                f"dataset {s['name']!r}: {path} not found (check BNCBENCH_DATA_DIR / data_dir, "
+                "or `python -m bncbench data check`)"
+            )
+    for s in specs:
+        load(s, data_dir)

@@ -1,0 +1,237 @@
+"""``python -m bncbench data {list,check,show,fetch}`` — inspect and verify the dataset registry.
+
+``main(argv)`` receives the arguments after the word ``data`` and returns an exit
+code: 0 success, 1 a data problem found by ``check`` (or nothing to check), and
+user errors raise :class:`bncbench.errors.BNCBenchError` (exit 2 in the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bncbench.data import uci
+from bncbench.errors import BNCBenchError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse would exit(2) itself; raise the project's error instead
+        raise BNCBenchError(f"data: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="bncbench data", description="Inspect, verify and fetch the registered datasets.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", default=None, help="data directory (default: $BNCBENCH_DATA_DIR)")
+    common.add_argument("--registry", default=None, help="registry YAML (default: datasets/registry.yaml)")
+    sub = p.add_subparsers(dest="cmd", metavar="{list,check,show,fetch}", parser_class=_Parser)
+    sp = sub.add_parser("list", parents=[common], help="every registered dataset and whether it is present")
+    sp.add_argument("--group", default=None, help="only this group (all, big, little, zaidi2017, smoke)")
+    sp = sub.add_parser("check", parents=[common], help="verify presence, sha256 and shape of every file")
+    sp.add_argument("names", nargs="*", help="datasets or groups to check (default: all)")
+    sp = sub.add_parser("show", parents=[common], help="attributes, class distribution, provenance")
+    sp.add_argument("name")
+    sp = sub.add_parser("fetch", parents=[common], help="download a dataset that has a url / OpenML id")
+    sp.add_argument("names", nargs="+")
+    sp.add_argument("--force", action="store_true", help="download even if an intact copy exists")
+    sp.add_argument("--timeout", type=float, default=60.0)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    if args.cmd is None:
+        _parser().print_help()
+        return 0
+    return {"list": _cmd_list, "check": _cmd_check, "show": _cmd_show, "fetch": _cmd_fetch}[args.cmd](args)
+
+
+def _quick_status(entry: dict, ddir: Path | None) -> str:
+    if ddir is None:
+        return "no data dir"
+    path = ddir / entry["file"]
+    if not path.is_file():
+        return "missing"
+    if entry.get("bytes") is not None and path.stat().st_size != int(entry["bytes"]):
+        return f"BAD (size {path.stat().st_size}, expected {entry['bytes']})"
+    if entry.get("sha256") and uci.sha256_file(path) != entry["sha256"]:
+        return "BAD (sha256 mismatch)"
+    return "ok"
+
+
+def _ddir_or_none(arg) -> Path | None:
+    try:
+        return uci.resolve_data_dir(arg)
+    except BNCBenchError:
+        return None
+
+
+def _cmd_list(args) -> int:
+    reg = uci.load_registry(args.registry)
+    names = list(reg)
+    if args.group:
+        names = uci.resolve_names([args.group], args.registry)
+    ddir = _ddir_or_none(args.data_dir)
+    print(f"data directory: {ddir if ddir else '(unset: set BNCBENCH_DATA_DIR)'}")
+    hdr = f"{'name':<16} {'rows':>8} {'attrs':>5} {'cls':>4} {'big':>3}  {'paper':<6} status"
+    print(hdr)
+    print("-" * len(hdr))
+    n_ok = 0
+    for n in names:
+        e = reg[n]
+        ex = e.get("expected", {})
+        status = _quick_status(e, ddir)
+        n_ok += status == "ok"
+        big = "yes" if int(ex.get("rows", 0)) > uci.BIG_THRESHOLD else ""
+        paper = "same" if e.get("matches_paper") else "differs"
+        print(f"{n:<16} {ex.get('rows', '?'):>8} {ex.get('attributes', '?'):>5} {ex.get('classes', '?'):>4} "
+              f"{big:>3}  {paper:<6} {status}")
+    print(f"{len(names)} datasets, {n_ok} present and intact")
+    return 0
+
+
+def _cmd_check(args) -> int:
+    reg = uci.load_registry(args.registry)
+    names = uci.resolve_names(args.names, args.registry) if args.names else list(reg)
+    ddir = uci.resolve_data_dir(args.data_dir)
+    if not ddir.is_dir():
+        raise BNCBenchError(f"data directory {ddir} does not exist")
+    bad: list[str] = []
+    missing: list[str] = []
+    ok = 0
+    for n in names:
+        status, detail = uci.check_file(n, ddir, registry=args.registry)
+        if status == "ok":
+            ok += 1
+            print(f"ok       {n:<16} {detail}")
+        elif status == "missing":
+            missing.append(n)
+            print(f"missing  {n:<16} {detail}")
+        else:
+            bad.append(n)
+            print(f"BAD      {n:<16} {detail}")
+    print(f"{ok} intact, {len(bad)} bad, {len(missing)} missing (of {len(names)}) in {ddir}")
+    if bad:
+        print(f"bad files: {', '.join(reg[n]['file'] for n in bad)}")
+        return 1
+    if ok == 0:
+        print("no registered dataset file is present")
+        return 1
+    return 0
+
+
+def _fmt_counts(values: pd.Series, limit: int = 12) -> str:
+    vc = values.value_counts(dropna=True, sort=False)
+    items = [f"{k}:{v}" for k, v in vc.items()]
+    if len(items) > limit:
+        items = items[:limit] + [f"... ({len(vc)} values)"]
+    return " ".join(items)
+
+
+def _cmd_show(args) -> int:
+    reg = uci.load_registry(args.registry)
+    e = uci._entry(args.name, reg)
+    ds = uci.load_uci(args.name, args.data_dir, registry=args.registry)
+    print(f"{ds.name}: {ds.n_instances} rows, {ds.n_attributes} attributes "
+          f"({int(ds.numeric_mask.sum())} numeric), {ds.n_classes} classes"
+          f"{', Big' if ds.is_big else ''}")
+    print(f"file: {ds.meta['path']}  ({e['format']}{', gzip' if e.get('gzip') else ''})  sha256 {ds.meta['sha256']}")
+    print()
+    print(f"{'attribute':<28} {'type':<8} {'card':>5} {'missing':>8}")
+    for c in ds.X.columns:
+        s = ds.X[c]
+        nominal = isinstance(s.dtype, pd.CategoricalDtype)
+        card = len(s.cat.categories) if nominal else s.nunique(dropna=True)
+        print(f"{str(c)[:28]:<28} {'nominal' if nominal else 'numeric':<8} {card:>5} {int(s.isna().sum()):>8}")
+    print()
+    counts = np.bincount(ds.y, minlength=ds.n_classes)
+    print("class distribution:")
+    for lab, k in zip(ds.classes, counts):
+        print(f"  {lab:<30} {int(k):>7}  {k / ds.n_instances:6.1%}")
+    for t in e.get("transforms") or []:
+        print(f"transform: {t}")
+    print()
+    prov = e.get("provenance") or {}
+    print(f"source: {prov.get('source', '?')}")
+    if prov.get("notes"):
+        print(f"notes: {prov['notes']}")
+    paper = e.get("paper") or {}
+    z = paper.get("zaidi2017") or paper.get("petitjean2018")
+    if z:
+        print(f"paper: {paper.get('name')} — {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
+              f"{z['classes']} classes (Zaidi et al. 2017 Table 3"
+              f"{'; Petitjean et al. 2018 Table 6' if paper.get('petitjean2018') else ''})")
+    diffs = e.get("differences") or []
+    print("known differences from the paper:" if diffs else "known differences from the paper: none")
+    for d in diffs:
+        print(f"  - {d}")
+    return 0
+
+
+def _fetch_url(entry: dict, timeout: float) -> str:
+    if entry.get("url"):
+        return str(entry["url"])
+    oid = entry.get("openml_id")
+    if oid is not None:
+        import json
+
+        meta_url = f"https://www.openml.org/api/v1/json/data/{int(oid)}"
+        try:
+            with urllib.request.urlopen(meta_url, timeout=timeout) as r:
+                desc = json.load(r)["data_set_description"]
+        except (urllib.error.URLError, OSError, KeyError, ValueError) as exc:
+            raise BNCBenchError(f"cannot resolve OpenML dataset {oid}: {exc}") from None
+        return str(desc["url"])
+    raise BNCBenchError(f"dataset {entry['name']!r} has no url or openml_id in the registry; nothing to fetch")
+
+
+def fetch(name: str, data_dir=None, *, registry=None, force: bool = False, timeout: float = 60.0) -> Path:
+    """Download a registered dataset into the data directory (sha256-checked, atomic)."""
+    entry = uci._entry(name, uci.load_registry(registry))
+    url = _fetch_url(entry, timeout)
+    ddir = uci.resolve_data_dir(data_dir)
+    dest = ddir / entry["file"]
+    want = entry.get("sha256")
+    if dest.is_file() and not force and want and uci.sha256_file(dest) == want:
+        return dest
+    ddir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{entry['file']}.", suffix=".part", dir=ddir)
+    h = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as out:
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as r:
+                    for block in iter(lambda: r.read(1 << 16), b""):
+                        h.update(block)
+                        out.write(block)
+            except (urllib.error.URLError, OSError) as exc:
+                raise BNCBenchError(f"cannot download {name!r} from {url}: {exc}") from None
+        got = h.hexdigest()
+        if want and got != want:
+            raise BNCBenchError(
+                f"download of {name!r} from {url} has sha256 {got[:16]}…, expected {want[:16]}…; "
+                f"nothing was written to {ddir}"
+            )
+        os.replace(tmp, dest)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return dest
+
+
+def _cmd_fetch(args) -> int:
+    names = uci.resolve_names(args.names, args.registry)
+    for n in names:
+        dest = fetch(n, args.data_dir, registry=args.registry, force=args.force, timeout=args.timeout)
+        print(f"ok       {n:<16} {dest}")
+    return 0

@@ -1,0 +1,128 @@
+"""Runner and results store: determinism, resume after SIGKILL, failures, atomic records."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, run_cli
+
+from bncbench.data import registry
+from bncbench.models import ModelSpec
+from bncbench.runner import Protocol, evaluate, run_experiment
+from bncbench.store import load_predictions, load_results, record_files
+from bncbench.summary import summarize
+
+TIMING = {"train_time", "test_time", "path", "trace"}
+
+
+def _comparable(root):
+    df = load_results(root).drop(columns=[c for c in TIMING if c in load_results(root)])
+    return df.sort_values(["dataset", "model", "round", "fold"]).reset_index(drop=True)
+
+
+def _run(root, models=None, datasets=("synth-nb", "sklearn-iris"), rounds=2, n_jobs=1):
+    models = models or [ModelSpec("NB", {"structure": "nb"}), ModelSpec("KDB-1", {"structure": "kdb", "k": 1})]
+    return run_experiment(registry.resolve(list(datasets)), models, results_root=root,
+                          protocol=Protocol(seed=3, rounds=rounds, folds=2), n_jobs=n_jobs, progress=False)
+
+
+def test_two_runs_give_identical_records(tmp_path):
+    c1 = _run(tmp_path / "a")
+    c2 = _run(tmp_path / "b", n_jobs=2)
+    assert c1 == c2 == {"total": 16, "skipped": 0, "ok": 16, "failed": 0}
+    a, b = _comparable(tmp_path / "a"), _comparable(tmp_path / "b")
+    assert len(a) == 16
+    assert a.equals(b)
+    for pa, pb in zip(sorted(record_files(tmp_path / "a")), sorted(record_files(tmp_path / "b"))):
+        xa, xb = load_predictions(pa), load_predictions(pb)
+        for k in xa:
+            np.testing.assert_array_equal(xa[k], xb[k])
+
+
+def test_rerun_skips_completed_tasks(tmp_path):
+    _run(tmp_path)
+    mtimes = {p: p.stat().st_mtime_ns for p in record_files(tmp_path)}
+    counts = _run(tmp_path)
+    assert counts == {"total": 16, "skipped": 16, "ok": 0, "failed": 0}
+    assert {p: p.stat().st_mtime_ns for p in record_files(tmp_path)} == mtimes
+
+
+def test_a_failing_task_is_recorded_and_the_sweep_goes_on(tmp_path):
+    models = [ModelSpec("NB", {"structure": "nb"}), ModelSpec("bad", {"structure": "custom", "parents": [[0]]})]
+    counts = _run(tmp_path, models=models, datasets=("synth-nb",))
+    assert counts["ok"] == 4 and counts["failed"] == 4
+    df = load_results(tmp_path)
+    bad = df[df["model"] == "bad"]
+    assert (bad["status"] == "failed").all()
+    assert bad["error"].str.contains("parent list per attribute").all()
+    s = summarize(tmp_path)
+    assert s.set_index("model").loc["bad", "n_failed"] == 4
+    assert s.set_index("model").loc["NB", "n_ok"] == 4
+
+
+def test_summary_bias_plus_variance_is_the_mean_error(tmp_path):
+    _run(tmp_path, rounds=3)
+    s = summarize(tmp_path)
+    np.testing.assert_allclose(s["bias"] + s["variance"], s["zero_one"], atol=1e-12)
+    np.testing.assert_allclose(s["kw_error"], s["zero_one"], atol=1e-12)
+
+
+def test_models_see_identical_splits(tmp_path):
+    _run(tmp_path, datasets=("synth-tree",))
+    df = load_results(tmp_path)
+    for (r, f), g in df.groupby(["round", "fold"]):
+        idx = [load_predictions(p)["test_index"] for p in g["path"]]
+        assert len(idx) == 2
+        np.testing.assert_array_equal(idx[0], idx[1])
+    # the two folds of a round partition the data
+    r0 = df[df["round"] == 0]
+    both = np.concatenate([load_predictions(p)["test_index"] for p in r0[r0["model"] == "NB"]["path"]])
+    np.testing.assert_array_equal(np.sort(both), np.arange(int(df["n_instances"].iloc[0])))
+
+
+def test_evaluate_helper():
+    a = evaluate("synth-tree", {"structure": "nb"}, rounds=2)
+    assert len(a) == 4 and (a["status"] == "ok").all()
+    assert (a["n_train"] + a["n_test"] == 2000).all()
+    assert a["zero_one"].between(0, 0.2).all()
+
+
+RUN_ARGS = ["run", "+experiment=quickstart", "dataset.names=[synth-nb,synth-tree,sklearn-wine]",
+            "cv.rounds=3", "n_jobs=2", "progress=false"]
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
+    ref = run_cli([*RUN_ARGS, f"results_dir={tmp_path / 'ref'}"], cwd=tmp_path)
+    assert ref.returncode == 0, ref.stderr
+    total = len(record_files(tmp_path / "ref" / "quickstart"))
+    assert total == 3 * 3 * 3 * 2
+
+    env = dict(os.environ, MPLBACKEND="Agg")
+    proc = subprocess.Popen([sys.executable, "-m", "bncbench", *RUN_ARGS, f"results_dir={tmp_path / 'k'}"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    root = tmp_path / "k" / "quickstart"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(record_files(root)) < 5:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = record_files(root)
+    assert 5 <= len(partial) < total, "the sweep was not interrupted mid-way"
+    for p in partial:  # every record that exists is complete
+        assert json.loads(p.read_text())["status"] == "ok"
+        assert p.with_suffix(".npz").exists()
+
+    again = run_cli([*RUN_ARGS, f"results_dir={tmp_path / 'k'}"], cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert f"{len(partial)} already done" in again.stdout
+    assert len(record_files(root)) == total
+    assert not list(root.glob("records/**/.tmp-*"))
+    assert _comparable(root).equals(_comparable(tmp_path / "ref" / "quickstart"))
