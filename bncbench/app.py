@@ -93,11 +93,14 @@ def execute(cfg: DictConfig) -> int:
         retry_failed=bool(cfg.get("retry_failed", True)),
     )
     summary = summarize(plan.root, correction=bool(cfg.get("correction", False)))
-    names = {d["name"] for d in plan.datasets}
-    labels = {m.label for m in plan.models}
-    summary = summary[summary["dataset"].isin(names) & summary["model"].isin(labels)]
+    # the CSV covers every record of the experiment (sweep jobs share the directory)
     atomic_write_bytes(plan.root / "summary.csv", summary.to_csv(index=False).encode())
-    print(format_table(summary))
+    names = [d["name"] for d in plan.datasets]
+    labels = [m.label for m in plan.models]
+    mine = summary[summary["dataset"].isin(names) & summary["model"].isin(labels)].copy()
+    mine["_d"] = mine["dataset"].map(names.index)
+    mine["_m"] = mine["model"].map(labels.index)
+    print(format_table(mine.sort_values(["_d", "_m"]).drop(columns=["_d", "_m"])))
     print(
         f"tasks: {counts['total']} total, {counts['skipped']} already done, "
         f"{counts['ok']} ran ok, {counts['failed']} failed; summary: {plan.root / 'summary.csv'}"

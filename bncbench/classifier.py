@@ -41,11 +41,21 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     optimizer : str, default="lbfgs"
         Optimizer for discriminative parameterizations.
     optimizer_options : dict, default=None
-        Extra options for the optimizer.
+        Extra options for the optimizer (see :mod:`bncbench.engine.optim`),
+        e.g. ``{"stop": "paper"}``, ``{"maxiter": 50}``.
+    level : {1, 2, 3, 4}, default=4
+        Weight tying of ``param="weighted"`` (Zaidi et al. 2017, §5.4): one
+        weight per attribute, per attribute value, per attribute value and
+        class, or per attribute value, class and parent configuration.
+    reg : {"none", "l2", "l2_one"}, default="none"
+        Regularization of optimized parameters: none, ``lam/2 ||x||^2``, or
+        ``lam/2 ||x - 1||^2`` (for weights: pulls towards the generative model).
+    lam : float, default=0.0
+        Regularization strength.
     discretize : {"auto", True, False}, default="auto"
-        ``"auto"`` discretizes a DataFrame or a non-integer array (MDL on
-        numeric columns, categories on nominal ones); integer arrays are used
-        as category codes.
+        ``"auto"`` discretizes a table with any non-integer column (MDL on
+        numeric columns, categories on nominal ones); integer arrays and
+        all-integer DataFrames are used as category codes.
     cardinalities : array-like of int, default=None
         Number of codes per attribute for integer input (default: the largest
         code seen in training plus one).
@@ -66,6 +76,16 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Number of free parameters of the fitted tables.
     n_features_in_ : int
         Number of attributes seen in ``fit``.
+    model_ : CCBNModel or None
+        The optimized model (``param != "generative"``).
+    trace_ : list of dict
+        Optimized parameterizations only: per iteration ``{"iter", "nll",
+        "n_fev", "time"}`` (iteration 0 = before optimization; ``nll`` is the
+        negative training CLL summed over instances).
+    n_iter_, n_fev_ : int
+        Optimizer iterations and full-data objective evaluations.
+    train_cll_ : float
+        Training CLL (summed over instances) of the optimized parameters.
     """
 
     def __init__(
@@ -80,6 +100,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         init="generative",
         optimizer="lbfgs",
         optimizer_options=None,
+        level=4,
+        reg="none",
+        lam=0.0,
         discretize="auto",
         cardinalities=None,
     ):
@@ -92,6 +115,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.init = init
         self.optimizer = optimizer
         self.optimizer_options = optimizer_options
+        self.level = level
+        self.reg = reg
+        self.lam = lam
         self.discretize = discretize
         self.cardinalities = cardinalities
 
@@ -100,14 +126,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if self.discretize is True or self.discretize is False:
             return bool(self.discretize)
         if isinstance(X, pd.DataFrame):
-            return True
-        arr = np.asarray(X)
-        if arr.dtype.kind in "iub":
-            return False
-        if arr.dtype.kind == "f":
-            finite = arr[np.isfinite(arr)]
-            return bool(np.isnan(arr).any() or np.any(finite != np.round(finite)))
-        return True
+            # a table of integer columns only is read as category codes, like an integer array
+            return not all(pd.api.types.is_integer_dtype(t) for t in X.dtypes)
+        return np.asarray(X).dtype.kind not in "iub"
 
     def _check_params(self):
         if self.param not in PARAMS:
@@ -120,13 +141,19 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise BNCBenchError(f"KDB needs an integer k >= 0, got k={self.k}")
 
     def _codes(self, X, fitting: bool, y=None) -> np.ndarray:
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise BNCBenchError("sparse input is not supported: pass a dense array or DataFrame")
+        if not isinstance(X, pd.DataFrame):
+            kind = np.asarray(X).dtype.kind
+            if kind == "c":
+                raise BNCBenchError("Complex data not supported")
         if fitting:
             self.discretizer_ = Discretizer().fit(X, y) if self._needs_discretizer(X) else None
         if self.discretizer_ is not None:
             return self.discretizer_.transform(X)
         arr = np.asarray(X)
         if arr.ndim != 2:
-            raise BNCBenchError(f"expected a 2-d array of category codes, got shape {arr.shape}")
+            raise BNCBenchError(f"expected a 2-d array of category codes, got shape {arr.shape}; Reshape your data")
         if arr.dtype.kind == "f":
             arr = np.where(np.isfinite(arr), arr, -1)
         return arr.astype(np.int64)
@@ -147,13 +174,24 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self : BNClassifier
         """
         self._check_params()
+        if y is None:
+            raise BNCBenchError("requires y to be passed, but the target y is None")
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            from sklearn.utils.validation import column_or_1d
+
+            y = column_or_1d(y, warn=True)
         if y.ndim != 1:
-            raise BNCBenchError(f"y must be 1-d, got shape {y.shape}")
+            raise BNCBenchError(f"y should be a 1d array, got shape {y.shape}")
         if len(y) == 0:
             raise BNCBenchError("cannot fit on a dataset with no rows")
         if pd.isna(pd.Series(y)).any():
             raise BNCBenchError("the class has missing values")
+        from sklearn.utils.multiclass import type_of_target
+
+        kind = type_of_target(y)
+        if kind not in ("binary", "multiclass"):
+            raise BNCBenchError(f"Unknown label type: the class must be discrete labels, got a {kind} target")
         self.classes_, y_codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise BNCBenchError(
@@ -164,6 +202,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         codes = self._codes(X, True, y_codes)
         if codes.shape[0] != y.shape[0]:
             raise BNCBenchError(f"X has {codes.shape[0]} rows but y has {y.shape[0]}")
+        if codes.shape[1] == 0:
+            raise BNCBenchError(
+                f"0 feature(s) (shape=({codes.shape[0]}, 0)) while a minimum of 1 is required."
+            )
         self.n_features_in_ = codes.shape[1]
         if self.discretizer_ is not None:
             cards = self.discretizer_.cardinalities_
@@ -181,17 +223,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.tables_ = CountTables(self.structure_, self.cardinalities_, n_classes).fit(codes, y_codes)
         self.n_parameters_ = self.tables_.n_parameters()
         self.model_ = None
+        for attr in ("trace_", "n_iter_", "n_fev_", "train_cll_"):
+            self.__dict__.pop(attr, None)
         if self.param != "generative":
             from bncbench.ccbn import fit_ccbn  # discriminative parameter learning engine
 
             self.model_ = fit_ccbn(self, codes, y_codes)
+            self.trace_ = self.model_.trace
+            self.n_iter_ = self.model_.n_iter
+            self.n_fev_ = self.model_.n_fev
+            self.train_cll_ = self.model_.train_cll
         return self
 
     def _joint_log_likelihood(self, X) -> np.ndarray:
         check_is_fitted(self, "tables_")
         codes = self._codes(X, False)
         if codes.shape[1] != self.n_features_in_:
-            raise BNCBenchError(f"expected {self.n_features_in_} attributes, got {codes.shape[1]}")
+            raise BNCBenchError(
+                f"X has {codes.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
+            )
         if self.model_ is not None:
             return self.model_.log_potentials(codes)
         return self.tables_.log_joint(codes, float(self.m))
@@ -207,9 +257,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         """Most probable class (ties go to the first class in ``classes_``)."""
-        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+        jll = self._joint_log_likelihood(X)
+        return self.classes_[np.argmax(jll, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        tags.input_tags.categorical = True
         return tags

@@ -23,8 +23,18 @@ def as_frame(X) -> pd.DataFrame:
         return X
     arr = np.asarray(X)
     if arr.ndim != 2:
-        raise BNCBenchError(f"expected a 2-d table of attributes, got shape {arr.shape}")
+        raise BNCBenchError(f"expected a 2-d table of attributes, got shape {arr.shape}; Reshape your data")
     return pd.DataFrame(arr, columns=[f"x{i}" for i in range(arr.shape[1])])
+
+
+def _coerce(col: pd.Series) -> pd.Series:
+    """Object columns: numbers if every present value is one, else strings."""
+    if col.dtype != object:
+        return col
+    num = pd.to_numeric(col, errors="coerce")
+    if int(num.notna().sum()) == int(col.notna().sum()):
+        return num.astype(float)
+    return col.astype("string")
 
 
 def _is_nominal(col: pd.Series) -> bool:
@@ -67,7 +77,7 @@ class Discretizer(TransformerMixin, BaseEstimator):
             reserve = np.broadcast_to(np.asarray(self.reserve_missing, dtype=bool), (d,)).copy()
         self.kinds_, self.categories_, self.cuts_, cards, labels = [], [], [], [], []
         for j, name in enumerate(X.columns):
-            col = X[name]
+            col = _coerce(X[name])
             if _is_nominal(col):
                 if isinstance(col.dtype, pd.CategoricalDtype):
                     cats = [str(c) for c in col.cat.categories]
@@ -99,18 +109,19 @@ class Discretizer(TransformerMixin, BaseEstimator):
         X = as_frame(X)
         if X.shape[1] != self.n_features_in_:
             raise BNCBenchError(
-                f"expected {self.n_features_in_} attributes, got {X.shape[1]}"
+                f"X has {X.shape[1]} features, but Discretizer is expecting {self.n_features_in_} features as input"
             )
         out = np.empty(X.shape, dtype=np.int64)
         for j, name in enumerate(X.columns):
-            col = X[name]
+            col = _coerce(X[name])
             missing = col.isna().to_numpy()
             if self.kinds_[j] == "nominal":
                 cats = self.categories_[j]
                 if isinstance(col.dtype, pd.CategoricalDtype) and [str(c) for c in col.cat.categories] == cats:
                     codes = col.cat.codes.to_numpy().astype(np.int64)
                 else:
-                    codes = pd.Categorical(col.astype("string"), categories=cats).codes.astype(np.int64)
+                    vals = col.astype("string")
+                    codes = pd.Categorical(vals.where(vals.isin(cats)), categories=cats).codes.astype(np.int64)
             else:
                 codes = apply_cuts(col.to_numpy(dtype=float), self.cuts_[j])
             codes = np.where(missing, self.cardinalities_[j] - 1 if self.has_missing_code_[j] else -1, codes)

@@ -1,0 +1,73 @@
+"""The command line: bad input gives one clear line and exit 2, and writes nothing."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO, run_cli
+
+from bncbench.store import load_results
+
+BAD = [
+    (["+experiment=nope"], "Could not find 'experiment/nope'"),
+    (["dataset=nope"], "Could not find 'dataset/nope'"),
+    (["dataset.names=[nosuch]"], "unknown dataset or group 'nosuch'"),
+    (["structure=forest"], "Could not find 'structure/forest'"),
+    (["strucure=nb"], "Could not override 'strucure'"),
+    (["structure=kdb", "structure.k=-1"], "k >= 0"),
+    (["cv.folds=1"], "cv.folds must be >= 2"),
+    (["param.m=-1"], "m must be a finite number >= 0"),
+    (["dataset.names=[{name:synth-x,n_samples:0}]"], "needs n_samples >= 1"),
+    (["dataset.names=[{name:synth-x,n_classes:1}]"], "n_classes >= 2"),
+    (["dataset=adult", "data_dir=/nonexistent/dir"], "not found"),
+    (["-m", "structure=nb,forest"], "Could not find 'structure/forest'"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_line_exit_2_and_no_results(tmp_path, args, message):
+    res = run_cli(["run", *args, f"results_dir={tmp_path / 'results'}"], cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("bncbench: error:") and message in lines[0]
+    assert "Traceback" not in res.stderr + res.stdout
+    assert not (tmp_path / "results").exists()
+
+
+def test_one_class_file_dataset_is_rejected(tmp_path):
+    csv = tmp_path / "one.csv"
+    csv.write_text("a,b,cls\n1,x,yes\n2,y,yes\n3,x,yes\n")
+    res = run_cli(["run", f"dataset.names=[{{name:one,path:{csv},class_column:cls}}]",
+                   f"results_dir={tmp_path / 'results'}"], cwd=tmp_path)
+    assert res.returncode == 2
+    assert "only 1 class" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()
+
+
+def test_unknown_command_and_help(tmp_path):
+    res = run_cli(["frobnicate"], cwd=tmp_path)
+    assert res.returncode == 2 and "unknown command" in res.stderr
+    assert run_cli(["--help"], cwd=tmp_path).returncode == 0
+
+
+def test_multirun_sweeps_through_the_joblib_launcher(tmp_path):
+    res = run_cli(["run", "-m", "structure=nb,tan", "dataset.names=[synth-nb]", "cv.rounds=2", "progress=false",
+                   f"results_dir={tmp_path / 'r'}", "name=sweep"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "Joblib.Parallel" in res.stdout + res.stderr
+    df = load_results(tmp_path / "r" / "sweep")
+    assert sorted(df["model"].unique()) == ["NB", "TAN"]
+    assert len(df) == 8 and (df["status"] == "ok").all()
+    # the composed config of each job is saved for provenance
+    assert len(list((tmp_path / "r" / "sweep" / "hydra" / "multirun").glob("*/.hydra/config.yaml"))) == 2
+
+
+def test_summary_csv_and_printed_table(tmp_path):
+    res = run_cli(["run", "structure=kdb2", "dataset.names=[synth-kdb2]", "cv.rounds=2", "progress=false",
+                   f"results_dir={tmp_path / 'r'}", "name=one"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "KDB-2" in res.stdout and "synth-kdb2" in res.stdout
+    s = pd.read_csv(tmp_path / "r" / "one" / "summary.csv")
+    assert list(s["model"]) == ["KDB-2"] and s["n_ok"].iloc[0] == 4
+    assert abs(s["bias"].iloc[0] + s["variance"].iloc[0] - s["zero_one"].iloc[0]) < 1e-12

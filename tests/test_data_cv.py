@@ -1,0 +1,24 @@
+"""Every registered dataset goes through fold-wise MDL discretization and one NB 5x2-CV run."""
+
+import pytest
+from conftest import data_dir_or_skip
+
+from bncbench.data import uci
+from bncbench.runner import evaluate
+
+NAMES = sorted(uci.load_registry())
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("name", NAMES)
+def test_nb_5x2cv_on_every_registered_dataset(name):
+    data_dir = data_dir_or_skip()
+    df = evaluate(name, {"structure": "nb"}, data_dir=data_dir)
+    assert len(df) == 10
+    assert (df["status"] == "ok").all(), df.get("error", "").tolist()
+    n = int(df["n_instances"].iloc[0])
+    assert ((df["n_train"] + df["n_test"]) == n).all()
+    # NB must beat always guessing uniformly at random
+    k = int(df["n_classes"].iloc[0])
+    assert df["zero_one"].mean() < 1 - 1 / k
+    assert df["rmse"].between(0, 1).all()
