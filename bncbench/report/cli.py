@@ -1,0 +1,64 @@
+"""``python -m bncbench report RESULTS_DIR [options]``."""
+
+from __future__ import annotations
+
+import argparse
+
+from bncbench.errors import BNCBenchError
+
+EPILOG = """\
+examples:
+  python -m bncbench report results/zaidi2017
+  python -m bncbench report results/quickstart --out reports/qs --reference NB --pairs TAN:NB KDB-1:NB
+  python -m bncbench report results/zaidi2017 --pairs "NB^w:NB" "NB^w:NB^d" --metrics zero_one rmse train_time
+
+Options given here override the `report:` section of the experiment's config
+(results/<name>/hydra/run/.hydra/config.yaml); see docs/reporting.md.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2, via BNCBenchError
+        raise BNCBenchError(f"report: {message}")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m bncbench report", description="Tables and figures from an experiment's results.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results_dir", help="results/<name> of a run")
+    p.add_argument("--out", help="output directory (default: reports/<name>)")
+    p.add_argument("--config", help="config file with a report: section (default: the run's Hydra config)")
+    p.add_argument("--pairs", nargs="+", metavar="A:B", help="W-D-L pairs, e.g. 'NB^w:NB' (A's wins are counted)")
+    p.add_argument("--reference", help="reference model (default: the first generative model)")
+    p.add_argument("--metrics", nargs="+", help="W-D-L / geometric-mean metrics (zero_one rmse bias variance train_time ...)")
+    p.add_argument("--models", nargs="+", help="report only these models")
+    p.add_argument("--convergence-datasets", nargs="+", metavar="DATASET", help="datasets of the NLL curves")
+    p.add_argument("--at", type=int, help="iteration of the convergence-histogram rule (default 5)")
+    p.add_argument("--aggregate", choices=["median", "mean", "first"], help="how folds are aggregated in the histograms")
+    p.add_argument("--friedman-metrics", nargs="+", help="metrics of the Friedman tests (default: zero_one rmse)")
+    p.add_argument("--friedman-models", nargs="+", help="models of the Friedman tests (default: all)")
+    p.add_argument("--no-figures", action="store_true", help="tables only")
+    p.add_argument("-j", "--jobs", type=int, help="processes drawing figures (default: min(4, CPUs))")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(list(argv))
+    from bncbench.report.build import make_report
+
+    overrides = {
+        "config": args.config,
+        "pairs": args.pairs,
+        "reference": args.reference,
+        "metrics": args.metrics,
+        "models": args.models,
+        "convergence_datasets": args.convergence_datasets,
+        "at": args.at,
+        "aggregate": args.aggregate,
+        "friedman_metrics": args.friedman_metrics,
+        "friedman_models": args.friedman_models,
+        "figures": False if args.no_figures else None,
+        "n_jobs": args.jobs,
+    }
+    make_report(args.results_dir, args.out, overrides=overrides)
+    return 0

@@ -1,0 +1,297 @@
+"""What a report contains: comparisons, reference model, model groups.
+
+Read from the optional ``report:`` section of the experiment's composed
+Hydra config (``results/<name>/hydra/run/.hydra/config.yaml`` or the newest
+``hydra/multirun/<n>/.hydra/config.yaml``), then overridden by the command
+line; what neither gives is derived from the model labels
+(:func:`default_config`)::
+
+    report:
+      reference: NB                  # reference of the all-model geometric means, Friedman ordering
+      metrics: [bias, variance, zero_one, rmse, train_time]
+      tables:                        # W-D-L tables; `pairs: [...]` alone gives one table "wdl"
+        - name: table4
+          pairs: ["NB^w:NB", "TAN^w:TAN", "KDB-1^w:KDB-1"]
+      groups:                        # panels of the geometric-mean and scatter plots
+        - name: nb
+          models: [NB, NB^w, NB^d, NB^e]
+          reference: NB              # geometric means normalized to it
+          x: NB^w                    # scatter plots: this model on x, the others on y
+      convergence:
+        datasets: [poker-hand, connect-4, shuttle, adult]   # NLL curves (default: 4 biggest)
+        at: 5                        # histogram rule iteration
+        aggregate: median            # over folds: median | mean | first
+      friedman:
+        metrics: [zero_one, rmse]
+        models: null                 # null: every model
+      per_dataset_metrics: [zero_one, rmse, train_time]
+
+Model labels follow :mod:`bncbench.models`: ``BASE^s REST`` with ``s`` in
+``w, d, e`` (weighted, discriminative, extended) and ``REST`` e.g. `` (I)``;
+the generative model of a family is labelled ``BASE``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bncbench.errors import BNCBenchError
+
+DEFAULT_METRICS = ["bias", "variance", "zero_one", "rmse", "train_time"]
+KNOWN_METRICS = ["zero_one", "rmse", "bias", "variance", "train_time", "test_time", "n_parameters"]
+LABEL_RE = re.compile(r"^(?P<base>[^\^]+)\^(?P<suffix>[A-Za-z]+)(?P<rest>.*)$")
+
+
+@dataclass
+class WDLSpec:
+    name: str
+    pairs: list  # [(a, b)]
+    metrics: list
+
+
+@dataclass
+class GroupSpec:
+    name: str
+    models: list
+    reference: str
+    x: str | None = None  # scatter x model
+
+
+@dataclass
+class ConvergenceFamily:
+    name: str
+    w: str
+    others: list  # [d, e] labels present
+
+
+@dataclass
+class ReportConfig:
+    name: str
+    reference: str | None = None
+    metrics: list = field(default_factory=lambda: list(DEFAULT_METRICS))
+    tables: list = field(default_factory=list)  # WDLSpec
+    groups: list = field(default_factory=list)  # GroupSpec
+    convergence_datasets: list | None = None
+    convergence_at: int = 5
+    convergence_aggregate: str = "median"
+    convergence_families: list = field(default_factory=list)
+    friedman_metrics: list = field(default_factory=lambda: ["zero_one", "rmse"])
+    friedman_models: list | None = None
+    per_dataset_metrics: list = field(default_factory=lambda: ["zero_one", "rmse", "train_time"])
+    models: list | None = None  # restrict the report to these models
+    figures: bool = True
+
+
+def parse_label(label: str):
+    """``(base, suffix, rest)`` of an optimized model's label, or ``(label, "", "")``."""
+    m = LABEL_RE.match(label)
+    if not m:
+        return label, "", ""
+    return m["base"], m["suffix"], m["rest"]
+
+
+def parse_pair(text: str) -> tuple:
+    """``"NB^w:NB"`` -> ``("NB^w", "NB")`` (the first model's wins are counted)."""
+    if not isinstance(text, str):
+        if isinstance(text, (list, tuple)) and len(text) == 2:
+            return str(text[0]), str(text[1])
+        raise BNCBenchError(f"bad model pair {text!r}; write 'A:B'")
+    parts = text.split(":")
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise BNCBenchError(f"bad model pair {text!r}; write 'A:B', e.g. 'NB^w:NB'")
+    return parts[0].strip(), parts[1].strip()
+
+
+# ------------------------------------------------------------ hydra config files
+def find_run_config(results_dir: Path) -> Path | None:
+    """The composed config of the experiment's newest Hydra run, if any."""
+    results_dir = Path(results_dir)
+    cands = [results_dir / "hydra" / "run" / ".hydra" / "config.yaml"]
+    cands += list((results_dir / "hydra" / "multirun").glob("*/.hydra/config.yaml"))
+    cands = [c for c in cands if c.is_file()]
+    if not cands:
+        return None
+    return max(cands, key=lambda p: p.stat().st_mtime)
+
+
+def read_report_section(path: Path | None) -> tuple[dict, str | None]:
+    """``(report section as a dict, experiment name)`` from a composed config file."""
+    if path is None:
+        return {}, None
+    from omegaconf import OmegaConf
+
+    try:
+        cfg = OmegaConf.load(path)
+        section = cfg.get("report")
+        rep = OmegaConf.to_container(section, resolve=False) if section is not None else {}
+        name = cfg.get("name")
+    except Exception as exc:
+        raise BNCBenchError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
+    if not isinstance(rep, dict):
+        raise BNCBenchError(f"{path}: 'report' must be a mapping")
+    return rep, (str(name) if name is not None else None)
+
+
+def _as_list(v, what=""):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [str(x) for x in v]
+    raise BNCBenchError(f"report.{what} must be a list")
+
+
+def _check_metrics(ms, what):
+    for m in ms:
+        if m not in KNOWN_METRICS:
+            raise BNCBenchError(f"unknown metric {m!r} in {what}; choose from {', '.join(KNOWN_METRICS)}")
+    return ms
+
+
+def build_config(section: dict, name: str, models: list, *, overrides: dict | None = None) -> ReportConfig:
+    """The report config from a ``report:`` section, CLI overrides and defaults.
+
+    ``models``: labels present in the results (in first-seen order).
+    """
+    section = dict(section or {})
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    unknown = set(section) - {"reference", "metrics", "pairs", "tables", "groups", "convergence", "friedman",
+                              "per_dataset_metrics", "models", "figures"}
+    if unknown:
+        raise BNCBenchError(f"unknown key(s) in the report section: {', '.join(sorted(unknown))}")
+    cfg = ReportConfig(name=name)
+    cfg.models = _as_list(overrides.get("models", section.get("models")), "models")
+    if cfg.models:
+        missing = [m for m in cfg.models if m not in models]
+        if missing:
+            raise BNCBenchError(f"model(s) not in the results: {', '.join(missing)}; have {', '.join(models)}")
+        models = [m for m in models if m in cfg.models]
+    if not models:
+        raise BNCBenchError("no results to report")
+    cfg.metrics = _check_metrics(_as_list(overrides.get("metrics", section.get("metrics"))
+                                          or DEFAULT_METRICS, "metrics"), "metrics")
+    cfg.reference = overrides.get("reference", section.get("reference"))
+    if cfg.reference is None:
+        gens = [m for m in models if not parse_label(m)[1]]
+        cfg.reference = gens[0] if gens else models[0]
+    if cfg.reference not in models:
+        raise BNCBenchError(f"reference model {cfg.reference!r} is not in the results; have {', '.join(models)}")
+
+    # W-D-L tables
+    if "pairs" in overrides:
+        cfg.tables = [WDLSpec("wdl", [parse_pair(p) for p in overrides["pairs"]], cfg.metrics)]
+    elif section.get("tables"):
+        for i, t in enumerate(section["tables"]):
+            if not isinstance(t, dict) or "pairs" not in t:
+                raise BNCBenchError("each report.tables item needs 'pairs'")
+            ms = _check_metrics(_as_list(t.get("metrics")) if t.get("metrics") else cfg.metrics, "report.tables")
+            cfg.tables.append(WDLSpec(str(t.get("name", f"wdl{i + 1}")), [parse_pair(p) for p in t["pairs"]], ms))
+    elif section.get("pairs"):
+        cfg.tables = [WDLSpec("wdl", [parse_pair(p) for p in section["pairs"]], cfg.metrics)]
+    else:
+        cfg.tables = [WDLSpec("wdl", default_pairs(models, cfg.reference), cfg.metrics)]
+    names = [t.name for t in cfg.tables]
+    if len(set(names)) != len(names):
+        raise BNCBenchError("report.tables names must be unique")
+    for t in cfg.tables:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", t.name):
+            raise BNCBenchError(f"bad table name {t.name!r} (letters, digits, _ . - only)")
+        for a, b in t.pairs:
+            for m in (a, b):
+                if m not in models:
+                    raise BNCBenchError(f"model {m!r} of pair '{a}:{b}' is not in the results; have {', '.join(models)}")
+        if not t.pairs:
+            raise BNCBenchError("a W-D-L table needs at least one pair (only one model in the results?)")
+
+    # plot groups
+    if section.get("groups"):
+        for i, g in enumerate(section["groups"]):
+            gm = _as_list(g.get("models"), "groups.models") or []
+            gm = [m for m in gm if m in models]
+            if len(gm) < 1:
+                continue
+            ref = g.get("reference") or gm[0]
+            cfg.groups.append(GroupSpec(str(g.get("name", f"group{i + 1}")), gm, ref, g.get("x")))
+    else:
+        cfg.groups = default_groups(models, cfg.reference)
+
+    conv = dict(section.get("convergence") or {})
+    cfg.convergence_datasets = _as_list(overrides.get("convergence_datasets", conv.get("datasets")),
+                                        "convergence.datasets")
+    cfg.convergence_at = int(overrides.get("at", conv.get("at", 5)))
+    if cfg.convergence_at < 0:
+        raise BNCBenchError("convergence iteration must be >= 0")
+    cfg.convergence_aggregate = str(overrides.get("aggregate", conv.get("aggregate", "median")))
+    if cfg.convergence_aggregate not in ("median", "mean", "first"):
+        raise BNCBenchError(f"convergence aggregate must be median, mean or first, not {cfg.convergence_aggregate!r}")
+    cfg.convergence_families = convergence_families(models)
+
+    fr = dict(section.get("friedman") or {})
+    cfg.friedman_metrics = _check_metrics(_as_list(overrides.get("friedman_metrics", fr.get("metrics")))
+                                          or ["zero_one", "rmse"], "friedman.metrics")
+    fm = _as_list(overrides.get("friedman_models", fr.get("models")), "friedman.models")
+    if fm:
+        missing = [m for m in fm if m not in models]
+        if missing:
+            raise BNCBenchError(f"friedman model(s) not in the results: {', '.join(missing)}")
+    cfg.friedman_models = fm or list(models)
+    cfg.per_dataset_metrics = _check_metrics(_as_list(section.get("per_dataset_metrics"))
+                                             or ["zero_one", "rmse", "train_time"], "per_dataset_metrics")
+    cfg.figures = bool(overrides.get("figures", section.get("figures", True)))
+    return cfg
+
+
+# ------------------------------------------------------------------ defaults
+def families(models: list) -> dict:
+    """``{(base, rest): {suffix: label}}`` of the optimized models; generative base under suffix ``""``."""
+    fam: dict = {}
+    for m in models:
+        base, suf, rest = parse_label(m)
+        if suf:
+            fam.setdefault((base, rest), {})[suf] = m
+    for (base, rest), d in fam.items():
+        if base in models:
+            d[""] = base
+    return fam
+
+
+def default_pairs(models: list, reference: str) -> list:
+    """Each weighted model against its generative base (Table 4); else each model against the reference."""
+    fam = families(models)
+    pairs = [(d["w"], d[""]) for d in fam.values() if "w" in d and "" in d]
+    if not pairs:
+        pairs = [(m, d[""]) for d in fam.values() for s, m in d.items() if s and "" in d]
+    if not pairs:
+        pairs = [(m, reference) for m in models if m != reference]
+    return pairs
+
+
+def default_groups(models: list, reference: str) -> list:
+    """One panel per family (``NB, NB^w, NB^d, NB^e`` normalized to ``NB``, x = ``NB^w``), else one of all models."""
+    out = []
+    order = {"": 0, "w": 1, "d": 2, "e": 3}
+    for (base, rest), d in families(models).items():
+        labels = [d[s] for s in sorted(d, key=lambda s: (order.get(s, 9), s))]
+        if len(labels) < 2:
+            continue
+        ref = d.get("", labels[0])
+        x = d.get("w", labels[0] if labels[0] != ref else labels[1])
+        name = re.sub(r"[^A-Za-z0-9]+", "_", f"{base}{rest}").strip("_").lower() or "group"
+        out.append(GroupSpec(name, labels, ref, x))
+    if not out and len(models) >= 1:
+        out.append(GroupSpec("all", list(models), reference, reference))
+    return out
+
+
+def convergence_families(models: list) -> list:
+    """Families with a weighted model and at least one of d / e: the §7.4 comparisons."""
+    out = []
+    for (base, rest), d in families(models).items():
+        others = [d[s] for s in ("d", "e") if s in d]
+        if "w" in d and others:
+            name = re.sub(r"[^A-Za-z0-9]+", "_", f"{base}{rest}").strip("_").lower()
+            out.append(ConvergenceFamily(name, d["w"], others))
+    return out

@@ -1,0 +1,151 @@
+"""Convergence analysis of optimized models (Zaidi et al. 2017 §7.4, Figs. 13-17).
+
+A *trace* is the list of per-iteration dicts a record keeps for an optimized
+model, ``{"iter", "nll", "n_fev", "time"}``, with iteration 0 the training
+NLL before optimization.
+
+The histogram rule (§7.4, Figs. 15-17), for a weighted model ``w`` and
+another parameterization ``o`` (discriminative ``d`` or extended ``e``) of
+the same structure and initialization, trained on the same fold, at
+iteration ``at = 5``:
+
+* ``w`` ahead (``nll_w[5] < nll_o[5]``): the number of iterations ``o``
+  needs *after* iteration 5 to reach ``nll_w[5]``, i.e. ``j - 5`` for the
+  first ``j >= 5`` with ``nll_o[j] <= nll_w[5]``; positive.
+* ``w`` behind (``nll_w[5] > nll_o[5]``): minus the number of iterations
+  ``w`` needs after iteration 5 to reach ``nll_o[5]``; negative.
+* equal at iteration 5 (within ``rtol``): 0.
+
+Conventions the paper leaves open, fixed here:
+
+* An optimizer that stopped before iteration ``j`` keeps its last NLL
+  (the trace is extended with its final value), so a model that converged
+  in 3 iterations is compared at iteration 5 with its final NLL.
+* If the lagging model never reaches the target (it stopped above it), the
+  gap is *censored*: its magnitude is the number of iterations it ran after
+  iteration 5 plus one (a lower bound), and ``censored`` is set.
+* "Reaching" a target allows a relative tolerance ``rtol`` (default 1e-9) to
+  absorb round-off.
+* Folds: the gap is computed per (round, fold) on the two models' traces of
+  that same training fold; a dataset's value is the **median over its
+  folds** (``aggregate="median"``; ``"first"`` uses round 0 fold 0 only and
+  ``"mean"`` the mean). A dataset's gap is censored if more than half of
+  its folds are.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+AT = 5
+RTOL = 1e-9
+
+
+def nll_curve(trace) -> np.ndarray:
+    """NLL by iteration (index = iteration, 0 = before optimization) from a trace.
+
+    Missing iterations take the last NLL seen before them.
+    """
+    if trace is None or (isinstance(trace, float) and math.isnan(trace)) or len(trace) == 0:
+        return np.empty(0)
+    pts = sorted((int(t["iter"]), float(t["nll"])) for t in trace)
+    last = pts[-1][0]
+    out = np.full(last + 1, np.nan)
+    for i, v in pts:
+        out[i] = v
+    # forward fill (an iteration not logged keeps the previous value)
+    for i in range(1, out.size):
+        if np.isnan(out[i]):
+            out[i] = out[i - 1]
+    return out
+
+
+def _at(curve: np.ndarray, i: int) -> float:
+    return float(curve[min(i, curve.size - 1)])
+
+
+def _reached(value: float, target: float, rtol: float) -> bool:
+    return value <= target + rtol * max(abs(target), 1.0)
+
+
+def iterations_to_reach(curve: np.ndarray, target: float, start: int = AT, rtol: float = RTOL):
+    """``(j - start, False)`` for the first ``j >= start`` with ``curve[j] <= target``.
+
+    If the curve never reaches the target: ``(iterations run after start + 1, True)``
+    (a censored lower bound).
+    """
+    for j in range(start, max(curve.size, start + 1)):
+        if _reached(_at(curve, j), target, rtol):
+            return j - start, False
+    return max(curve.size - 1 - start, 0) + 1, True
+
+
+@dataclass(frozen=True)
+class Gap:
+    value: float  # positive: w ahead by that many iterations of the other; negative: w behind
+    censored: bool
+
+
+def convergence_gap(w_curve, other_curve, at: int = AT, rtol: float = RTOL) -> Gap:
+    """The §7.4 histogram value for one pair of NLL curves (see the module docstring)."""
+    w = np.asarray(w_curve, dtype=float)
+    o = np.asarray(other_curve, dtype=float)
+    if w.size == 0 or o.size == 0:
+        return Gap(math.nan, False)
+    w5, o5 = _at(w, at), _at(o, at)
+    if abs(w5 - o5) <= rtol * max(abs(w5), abs(o5), 1.0):
+        return Gap(0.0, False)
+    if w5 < o5:
+        n, cens = iterations_to_reach(o, w5, at, rtol)
+        return Gap(float(n), cens)
+    n, cens = iterations_to_reach(w, o5, at, rtol)
+    return Gap(float(-n), cens)
+
+
+def dataset_gaps(records: pd.DataFrame, w_model: str, other_model: str, *, at: int = AT,
+                 aggregate: str = "median", rtol: float = RTOL) -> pd.DataFrame:
+    """Per-dataset gaps of ``w_model`` over ``other_model`` from records with traces.
+
+    Returns columns ``dataset, gap, censored, n_folds`` (folds with both traces).
+    """
+    if aggregate not in ("median", "mean", "first"):
+        raise ValueError(f"unknown aggregate {aggregate!r}")
+    cols = ["dataset", "gap", "censored", "n_folds"]
+    if "trace" not in records:
+        return pd.DataFrame(columns=cols)
+    ok = records[(records["status"] == "ok") & records["model"].isin([w_model, other_model])]
+    rows = []
+    for dataset, g in ok.groupby("dataset", sort=True):
+        w = {(r, f): t for r, f, t in g.loc[g["model"] == w_model, ["round", "fold", "trace"]].itertuples(index=False)}
+        o = {(r, f): t for r, f, t in g.loc[g["model"] == other_model, ["round", "fold", "trace"]].itertuples(index=False)}
+        keys = sorted(set(w) & set(o))
+        gaps = []
+        for key in keys:
+            cw, co = nll_curve(w[key]), nll_curve(o[key])
+            if cw.size and co.size:
+                gaps.append(convergence_gap(cw, co, at, rtol))
+        if not gaps:
+            continue
+        if aggregate == "first":
+            gaps = gaps[:1]
+        vals = np.array([x.value for x in gaps])
+        cens = np.array([x.censored for x in gaps])
+        value = float(np.median(vals) if aggregate in ("median", "first") else vals.mean())
+        rows.append({"dataset": dataset, "gap": value, "censored": bool(cens.mean() > 0.5), "n_folds": len(gaps)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def median_trace(records: pd.DataFrame, dataset: str, model: str) -> np.ndarray:
+    """The element-wise median NLL curve over a dataset's folds (curves extended with their final value)."""
+    sel = records[(records["dataset"] == dataset) & (records["model"] == model) & (records["status"] == "ok")]
+    curves = [nll_curve(t) for t in sel["trace"]] if "trace" in sel else []
+    curves = [c for c in curves if c.size]
+    if not curves:
+        return np.empty(0)
+    n = max(c.size for c in curves)
+    stack = np.vstack([np.pad(c, (0, n - c.size), mode="edge") for c in curves])
+    return np.median(stack, axis=0)

@@ -1,0 +1,286 @@
+"""Figures of the report (matplotlib, Agg backend), each saved as PDF and PNG.
+
+* :func:`geomean_figure` — geometric means normalized to a reference model,
+  All and Big datasets (Zaidi et al. 2017 Figs. 5, 6, 8, 9, 11, 12);
+* :func:`scatter_figure` — comparative scatter plots, one model on x, the
+  others on y, with the diagonal, log axes for time (Figs. 4, 7, 10);
+* :func:`convergence_figure` — training NLL against iteration, log x axis
+  (Figs. 13, 14);
+* :func:`convergence_histogram` — the §7.4 iteration gaps (Figs. 15-17);
+* :func:`cd_diagram` — Friedman / Nemenyi critical-difference diagram.
+
+Every function returns a :class:`matplotlib.figure.Figure`; :func:`save`
+writes it atomically as ``<base>.pdf`` and ``<base>.png``.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg", force=False)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from bncbench.report.stats import geometric_mean_ratios, metric_matrix, metric_name, subset_datasets  # noqa: E402
+
+FORMATS = ("pdf", "png")
+DPI = 150
+MARKERS = ["x", "^", "o", "s", "D", "v", "P", "*"]
+COLORS = ["tab:red", "tab:green", "tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:gray"]
+TIME_METRICS = ("train_time", "test_time")
+
+
+def display_label(label: str) -> str:
+    """``NB^w (I)`` -> mathtext ``NB$^{\\mathrm{w}}$ (I)``."""
+    import re
+
+    m = re.match(r"^([^\^]*)\^([A-Za-z0-9]+)(.*)$", str(label))
+    if not m:
+        return str(label).replace("$", r"\$")
+    return f"{m[1]}$^{{\\mathrm{{{m[2]}}}}}${m[3]}"
+
+
+def _plain_log(ax, which="both") -> None:
+    """Log scale with plain tick labels (``0.01``, ``10``): mathtext ``10^x`` labels are slow to lay out."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    for axis, on in ((ax.xaxis, which in ("x", "both")), (ax.yaxis, which in ("y", "both"))):
+        if on:
+            axis.set_major_locator(LogLocator(base=10, numticks=6))
+            axis.set_major_formatter(fmt)
+            axis.set_minor_formatter(NullFormatter())
+
+
+def save(fig, base, *, tight: bool = False) -> list[Path]:
+    """Write ``fig`` to ``base.pdf`` and ``base.png`` (temp file + rename) and close it.
+
+    Figures are laid out by ``tight_layout`` when built; ``tight=True`` also
+    crops to the drawn artists (for text outside the axes).
+    """
+    from bncbench.store import atomic_write_bytes
+
+    base = Path(base)
+    tight = tight or getattr(fig, "_bncbench_tight", False)
+    out = []
+    for fmt in FORMATS:
+        buf = io.BytesIO()
+        meta = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+        fig.savefig(buf, format=fmt, dpi=DPI, bbox_inches="tight" if tight else None, metadata=meta)
+        path = base.with_suffix(f".{fmt}")
+        atomic_write_bytes(path, buf.getvalue())
+        out.append(path)
+    plt.close(fig)
+    return out
+
+
+# ------------------------------------------------------------ geometric means
+def geomean_figure(summary: pd.DataFrame, models: list, reference: str, metrics, *, subsets=("All", "Big"),
+                   title: str | None = None, log: bool | None = None):
+    """Grouped bars: geometric mean of ``metric(model) / metric(reference)`` per metric, one panel per subset."""
+    subsets = [s for s in subsets if subset_datasets(summary, s)]
+    models = list(dict.fromkeys([reference, *models]))
+    metrics = list(metrics)
+    if log is None:
+        log = any(m in TIME_METRICS for m in metrics)
+    fig, axes = plt.subplots(1, len(subsets), figsize=(max(3.0, 1.2 + 0.22 * len(models) * len(metrics)) * len(subsets), 3.4),
+                             squeeze=False, sharey=True)
+    width = 0.8 / len(models)
+    for ax, subset in zip(axes[0], subsets):
+        dsets = subset_datasets(summary, subset)
+        ns = []
+        for j, metric in enumerate(metrics):
+            res = geometric_mean_ratios(summary, metric, models, reference, datasets=dsets)
+            ns.append(res["n"])
+            for i, m in enumerate(models):
+                v = res["ratios"].get(m, np.nan)
+                ax.bar(j + (i - (len(models) - 1) / 2) * width, v if np.isfinite(v) else 0, width,
+                       color=("lightgray" if m == reference else COLORS[(i - 1) % len(COLORS)]),
+                       edgecolor="black", linewidth=0.5, label=display_label(m) if j == 0 else None)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(metrics)))
+        ax.set_xticklabels([f"{metric_name(m)}\n(n={n})" for m, n in zip(metrics, ns)], fontsize=8)
+        ax.set_title(f"{subset} datasets", fontsize=9)
+        if log:
+            ax.set_yscale("log")
+            _plain_log(ax, "y")
+    axes[0][0].set_ylabel(f"geometric mean relative to {display_label(reference)}", fontsize=8)
+    axes[0][-1].legend(fontsize=7, loc="best")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# -------------------------------------------------------------- scatter plots
+def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list, metrics=("zero_one", "rmse", "train_time"),
+                   *, subsets=("All", "Big"), title: str | None = None):
+    """One panel per (subset, metric): each dataset's mean of ``x_model`` (x) vs each of ``y_models`` (y).
+
+    Points above the diagonal: ``x_model`` has the lower loss (wins).
+    """
+    subsets = [s for s in subsets if subset_datasets(summary, s)]
+    metrics = list(metrics)
+    fig, axes = plt.subplots(len(subsets), len(metrics), figsize=(3.0 * len(metrics), 3.0 * len(subsets)), squeeze=False)
+    for r, subset in enumerate(subsets):
+        dsets = subset_datasets(summary, subset)
+        for c, metric in enumerate(metrics):
+            ax = axes[r][c]
+            mat = metric_matrix(summary, metric, models=[x_model, *y_models], datasets=dsets)
+            vals = []
+            for i, m in enumerate(y_models):
+                xy = mat[[x_model, m]].dropna()
+                if metric in TIME_METRICS:
+                    xy = xy[(xy > 0).all(axis=1)]
+                ax.scatter(xy[x_model], xy[m], marker=MARKERS[i % len(MARKERS)], color=COLORS[i % len(COLORS)],
+                           s=18, linewidths=0.9, label=display_label(m),
+                           facecolors="none" if MARKERS[i % len(MARKERS)] not in ("x", "+") else None)
+                vals.append(xy.to_numpy().ravel())
+            allv = np.concatenate(vals) if vals else np.empty(0)
+            allv = allv[np.isfinite(allv)]
+            if metric in TIME_METRICS:
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                _plain_log(ax)
+                allv = allv[allv > 0]
+            if allv.size:
+                lo, hi = float(allv.min()), float(allv.max())
+                if metric in TIME_METRICS:
+                    lo, hi = lo / 1.5, hi * 1.5
+                else:
+                    pad = 0.05 * (hi - lo or 1.0)
+                    lo, hi = max(0.0, lo - pad), hi + pad
+                ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
+                ax.set_xlim(lo, hi)
+                ax.set_ylim(lo, hi)
+            ax.set_aspect("equal", adjustable="box")
+            ax.set_xlabel(display_label(x_model), fontsize=8)
+            ax.set_title(f"{metric_name(metric)}, {subset}", fontsize=9)
+            ax.tick_params(labelsize=7)
+            if c == 0:
+                ax.legend(fontsize=7, loc="upper left")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# --------------------------------------------------------- convergence curves
+def convergence_figure(curves: dict, *, title: str | None = None):
+    """``curves``: ``{dataset: {model: nll array indexed by iteration}}``; one panel per dataset.
+
+    The x axis is ``iteration + 1`` on a log scale, so 1 is the NLL before
+    optimization (as in the paper's Figs. 13-14).
+    """
+    datasets = list(curves)
+    n = max(len(datasets), 1)
+    cols = min(n, 2)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(4.0 * cols, 3.0 * rows), squeeze=False)
+    for k, d in enumerate(datasets):
+        ax = axes[k // cols][k % cols]
+        for i, (m, c) in enumerate(curves[d].items()):
+            c = np.asarray(c, dtype=float)
+            if c.size == 0:
+                continue
+            ax.plot(np.arange(1, c.size + 1), c, color=["tab:blue", "tab:red", "tab:green", "tab:orange"][i % 4],
+                    linestyle=["-", "--", ":", "-."][i % 4], linewidth=1.2, label=display_label(m))
+        ax.set_xscale("log")
+        _plain_log(ax, "x")
+        ax.set_title(d, fontsize=9)
+        ax.set_xlabel("iteration (1 = before optimization)", fontsize=8)
+        ax.set_ylabel("training NLL", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7)
+    for k in range(len(datasets), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    if not datasets:
+        axes[0][0].text(0.5, 0.5, "no traces", ha="center", va="center")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def convergence_histogram(gaps: dict, *, w_model: str, at: int = 5, title: str | None = None):
+    """``gaps``: ``{other_model: DataFrame(dataset, gap, censored)}``; one histogram per other model."""
+    others = list(gaps)
+    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(4.0 * max(len(others), 1), 3.0), squeeze=False)
+    for ax, (m, df) in zip(axes[0], gaps.items()):
+        vals = df["gap"].to_numpy(dtype=float) if len(df) else np.empty(0)
+        vals = vals[np.isfinite(vals)]
+        if vals.size:
+            lo, hi = np.floor(vals.min()), np.ceil(vals.max())
+            width = max(1.0, np.ceil((hi - lo + 1) / 40))
+            bins = np.arange(lo - 0.5 * width, hi + width, width)
+            ax.hist(vals, bins=bins, color="tab:gray", edgecolor="black", linewidth=0.5)
+            ax.axvline(0, color="black", linewidth=0.8)
+            ncens = int(df["censored"].sum()) if "censored" in df else 0
+            note = f"mean {vals.mean():.1f}, median {np.median(vals):.1f}, n={vals.size}"
+            if ncens:
+                note += f", {ncens} censored"
+            ax.set_title(note, fontsize=8)
+            from matplotlib.ticker import MaxNLocator
+
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        else:
+            ax.text(0.5, 0.5, "no paired traces", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xlabel(f"iterations after {at} ({display_label(m)} vs {display_label(w_model)})", fontsize=8)
+        ax.set_ylabel("datasets", fontsize=8)
+        ax.tick_params(labelsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# -------------------------------------------------------------- CD diagram
+def cd_diagram(result, *, title: str | None = None):
+    """Demšar (2006) critical-difference diagram of a :class:`~bncbench.report.stats.FriedmanResult`.
+
+    Models on the rank axis (1 = best, left); thick bars join models whose
+    average ranks differ by less than the Nemenyi critical difference.
+    """
+    from bncbench.report.stats import nemenyi_cliques
+
+    ranks = result.avg_ranks
+    k = len(ranks)
+    lo, hi = 1, max(k, 2)
+    half = (k + 1) // 2
+    nrows = max(half, k - half, 1)
+    cliques = nemenyi_cliques(ranks, result.cd)
+    row_h, clique_h = 0.32, 0.12
+    first = -0.25 - clique_h * len(cliques)
+    bottom = first - row_h * (nrows - 1) - 0.25
+    fig, ax = plt.subplots(figsize=(7.0, 0.9 + 1.6 * (0.8 - bottom) / 2.2))
+    ax.set_xlim(lo - 0.5, hi + 0.5)
+    ax.set_ylim(bottom, 0.8)
+    ax.axis("off")
+    ax.plot([lo, hi], [0, 0], color="black", linewidth=1)
+    for t in range(lo, hi + 1):
+        ax.plot([t, t], [0, 0.06], color="black", linewidth=1)
+        ax.text(t, 0.1, str(t), ha="center", va="bottom", fontsize=8)
+    ax.plot([lo, lo + result.cd], [0.5, 0.5], color="black", linewidth=1.5)
+    for xx in (lo, lo + result.cd):
+        ax.plot([xx, xx], [0.46, 0.54], color="black", linewidth=1)
+    ax.text(lo + result.cd / 2, 0.57, f"CD = {result.cd:.2f}", ha="center", va="bottom", fontsize=7)
+    for i, (m, r) in enumerate(ranks.items()):
+        if i < half:  # best on the left
+            y = first - i * row_h
+            ax.plot([r, r, lo - 0.1], [0, y, y], color="black", linewidth=0.7)
+            ax.text(lo - 0.15, y, f"{display_label(m)} ({r:.2f})", ha="right", va="center", fontsize=7)
+        else:
+            y = first - (k - 1 - i) * row_h
+            ax.plot([r, r, hi + 0.1], [0, y, y], color="black", linewidth=0.7)
+            ax.text(hi + 0.15, y, f"({r:.2f}) {display_label(m)}", ha="left", va="center", fontsize=7)
+    for j, clique in enumerate(cliques):
+        y = -0.12 - j * clique_h
+        ax.plot([ranks[clique[0]] - 0.03, ranks[clique[-1]] + 0.03], [y, y], color="black", linewidth=2.5)
+    sub = f"{metric_name(result.metric)}: Friedman p = {result.pvalue:.3g}, n = {result.n} datasets, alpha = {result.alpha:g}"
+    ax.set_title(title or sub, fontsize=9)
+    fig._bncbench_tight = True  # labels sit outside the axes: crop when saving
+    return fig

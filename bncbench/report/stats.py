@@ -1,0 +1,300 @@
+"""Statistics of the reporting stage: sign tests, W-D-L counts, geometric means,
+the Friedman test and the Nemenyi critical difference.
+
+All comparisons work on *per-dataset means* (one value per dataset and model,
+see :func:`bncbench.summary.summarize`), as in Zaidi et al. (2017) §7 and
+Demšar (2006).
+
+Conventions
+-----------
+* Every metric reported here is a loss: lower is better (0-1 loss, RMSE,
+  bias, variance, training and test time).
+* ``A`` *wins* against ``B`` on a dataset when ``A``'s mean is lower.
+* A *draw* is a pair of means equal within ``|a - b| <= DRAW_ATOL +
+  DRAW_RTOL * max(|a|, |b|)``: equal up to floating-point round-off (the
+  same predictions averaged in a different order), nothing coarser. Two
+  classifiers with the same 0-1 loss on every fold therefore draw, while any
+  genuine difference, however small, counts as a win or a loss, as in the
+  papers.
+* The sign test is the exact two-tailed binomial test of ``wins`` successes
+  in ``wins + losses`` trials with probability 1/2; draws are excluded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _st
+
+from bncbench.errors import BNCBenchError
+
+DRAW_RTOL = 1e-9
+DRAW_ATOL = 1e-12
+ALPHA = 0.05
+
+METRIC_NAMES = {
+    "zero_one": "0-1 Loss",
+    "rmse": "RMSE",
+    "bias": "Bias",
+    "variance": "Variance",
+    "train_time": "Training time",
+    "test_time": "Test time",
+    "n_parameters": "Parameters",
+}
+"""Display names of the metrics (all lower-is-better)."""
+
+
+def metric_name(metric: str) -> str:
+    return METRIC_NAMES.get(metric, metric)
+
+
+# --------------------------------------------------------------------- sign test
+def sign_test(wins: int, losses: int) -> float:
+    """Two-tailed exact binomial sign test p-value (draws already excluded).
+
+    ``p = min(1, 2 * P[X <= min(wins, losses)])`` with ``X ~ Bin(wins + losses, 1/2)``,
+    which equals ``scipy.stats.binomtest(wins, wins + losses).pvalue``.
+    With no decided dataset (``wins + losses == 0``) the p-value is 1.
+    """
+    wins, losses = int(wins), int(losses)
+    if wins < 0 or losses < 0:
+        raise ValueError("wins and losses must be non-negative")
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = min(wins, losses)
+    # exact sum in integers, then one division: no round-off for n < ~1000
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    return float(min(1.0, 2 * tail / 2**n))
+
+
+def is_draw(a: float, b: float, *, rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> bool:
+    return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
+
+
+@dataclass(frozen=True)
+class WDL:
+    """Wins, draws and losses of model ``a`` against model ``b`` (lower is better)."""
+
+    wins: int
+    draws: int
+    losses: int
+    p: float
+
+    @property
+    def n(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def significant(self) -> bool:
+        return self.p <= ALPHA
+
+    def __str__(self) -> str:
+        return f"{self.wins}/{self.draws}/{self.losses}"
+
+
+def wdl(a, b, *, rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> WDL:
+    """W-D-L of ``a`` vs ``b`` over the datasets where both are defined.
+
+    ``a`` and ``b`` are per-dataset means (Series indexed by dataset, or
+    equal-length sequences); NaNs drop the dataset.
+    """
+    a = pd.Series(a, dtype=float) if not isinstance(a, pd.Series) else a.astype(float)
+    b = pd.Series(b, dtype=float) if not isinstance(b, pd.Series) else b.astype(float)
+    if isinstance(a.index, pd.RangeIndex) and isinstance(b.index, pd.RangeIndex) and len(a) != len(b):
+        raise ValueError("a and b have different lengths")
+    both = pd.concat([a.rename("a"), b.rename("b")], axis=1).dropna()
+    w = d = l = 0
+    for x, y in zip(both["a"], both["b"]):
+        if is_draw(x, y, rtol=rtol, atol=atol):
+            d += 1
+        elif x < y:
+            w += 1
+        else:
+            l += 1
+    return WDL(w, d, l, sign_test(w, l))
+
+
+SUBSETS = ("All", "Big")
+
+
+def subset_datasets(summary: pd.DataFrame, subset: str) -> list[str]:
+    """Datasets of a subset: ``All`` or ``Big`` (> 10,000 instances, the ``big`` column)."""
+    ds = summary.drop_duplicates("dataset")
+    if subset == "All":
+        return list(ds["dataset"])
+    if subset == "Big":
+        big = ds["big"].fillna(False).astype(bool) if "big" in ds else pd.Series(False, index=ds.index)
+        return list(ds.loc[big.to_numpy(), "dataset"])
+    raise ValueError(f"unknown subset {subset!r}")
+
+
+def metric_matrix(summary: pd.DataFrame, metric: str, models=None, datasets=None) -> pd.DataFrame:
+    """Datasets x models matrix of one metric's per-dataset means.
+
+    A (dataset, model) with a failed task (``n_failed > 0``) or no successful
+    task is NaN: a mean over fewer folds is not comparable.
+    """
+    if metric not in summary:
+        raise BNCBenchError(f"metric {metric!r} is not in the results; choose from {', '.join(METRIC_NAMES)}")
+    s = summary
+    if "n_failed" in s:
+        s = s.assign(**{metric: s[metric].where((s["n_failed"].fillna(0) == 0) & (s.get("n_ok", 1) != 0))})
+    m = s.pivot_table(index="dataset", columns="model", values=metric, aggfunc="first", dropna=False)
+    if models is not None:
+        m = m.reindex(columns=list(models))
+    if datasets is not None:
+        m = m.reindex(index=[d for d in datasets])
+    return m.astype(float)
+
+
+def wdl_table(summary: pd.DataFrame, pairs, metrics, *, subsets=SUBSETS,
+              rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> pd.DataFrame:
+    """Long-format W-D-L table: one row per (subset, metric, pair).
+
+    Columns: ``subset, metric, model_a, model_b, wins, draws, losses, n, p,
+    significant``; ``wins`` count datasets where ``model_a``'s mean is lower.
+    Subset ``Big`` rows are omitted when the results hold no big dataset.
+    """
+    known = set(summary["model"]) if len(summary) else set()
+    for a, b in pairs:
+        for m in (a, b):
+            if m not in known:
+                raise BNCBenchError(f"model {m!r} is not in the results; models: {', '.join(sorted(known))}")
+    rows = []
+    for subset in subsets:
+        dsets = subset_datasets(summary, subset)
+        if not dsets:
+            continue
+        for metric in metrics:
+            mat = metric_matrix(summary, metric, datasets=dsets)
+            for a, b in pairs:
+                r = wdl(mat[a], mat[b], rtol=rtol, atol=atol)
+                rows.append({"subset": subset, "metric": metric, "model_a": a, "model_b": b,
+                             "wins": r.wins, "draws": r.draws, "losses": r.losses, "n": r.n,
+                             "p": r.p, "significant": r.significant})
+    cols = ["subset", "metric", "model_a", "model_b", "wins", "draws", "losses", "n", "p", "significant"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+# --------------------------------------------------------------- geometric means
+def geometric_mean_ratios(summary: pd.DataFrame, metric: str, models, reference: str, datasets=None) -> dict:
+    """Geometric mean over datasets of ``metric(model) / metric(reference)``.
+
+    Only datasets where every listed model (and the reference) has a
+    positive, finite mean are used (a 0-1 loss of 0 has no logarithm); the
+    number used and dropped is returned with the ratios:
+    ``{"ratios": {model: gm}, "n": n_used, "dropped": [datasets]}``.
+    """
+    models = list(dict.fromkeys([reference, *models]))
+    mat = metric_matrix(summary, metric, models=models, datasets=datasets)
+    ok = np.isfinite(mat).all(axis=1) & (mat > 0).all(axis=1)
+    used = mat[ok]
+    dropped = list(mat.index[~ok])
+    if used.empty:
+        return {"ratios": {m: np.nan for m in models}, "n": 0, "dropped": dropped}
+    logs = np.log(used.to_numpy())
+    rel = logs - logs[:, [0]]
+    gm = np.exp(rel.mean(axis=0))
+    return {"ratios": dict(zip(models, gm.tolist())), "n": int(len(used)), "dropped": dropped}
+
+
+# ------------------------------------------------------------ Friedman / Nemenyi
+def rank_matrix(values: np.ndarray) -> np.ndarray:
+    """Per-row ranks (1 = lowest value = best), ties get the average rank."""
+    return np.apply_along_axis(_st.rankdata, 1, np.asarray(values, dtype=float))
+
+
+def nemenyi_q(k: int, alpha: float = ALPHA) -> float:
+    """Critical value q_alpha of the Nemenyi test: studentized range / sqrt(2) (Demšar 2006, Table 5)."""
+    if k < 2:
+        raise ValueError("need at least two models")
+    return float(_st.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2))
+
+
+def nemenyi_cd(k: int, n: int, alpha: float = ALPHA) -> float:
+    """Critical difference of average ranks: ``q_alpha * sqrt(k (k + 1) / (6 n))``."""
+    return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
+
+
+@dataclass
+class FriedmanResult:
+    metric: str
+    models: list
+    datasets: list
+    avg_ranks: pd.Series  # by model, ascending (best first)
+    statistic: float  # Friedman chi-square, tie-corrected as scipy.stats.friedmanchisquare
+    pvalue: float
+    iman_davenport: float  # F statistic of Iman & Davenport (1980)
+    iman_davenport_p: float
+    cd: float  # Nemenyi critical difference at alpha
+    alpha: float
+
+    @property
+    def n(self) -> int:
+        return len(self.datasets)
+
+    @property
+    def k(self) -> int:
+        return len(self.models)
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame({"model": self.avg_ranks.index, "avg_rank": self.avg_ranks.to_numpy()})
+
+
+def friedman(matrix: pd.DataFrame, *, metric: str = "", alpha: float = ALPHA) -> FriedmanResult:
+    """Friedman test over a datasets x models matrix of losses (rows with NaN dropped).
+
+    Statistic (with the usual tie correction, so it equals
+    ``scipy.stats.friedmanchisquare``)::
+
+        chi2 = 12 n / (k (k+1)) * sum_j (R_j - (k+1)/2)^2 / (1 - sum_i sum_t (t^3 - t) / (n k (k^2 - 1)))
+
+    with ``R_j`` the average rank of model ``j``; also the Iman–Davenport F
+    and the Nemenyi critical difference (Demšar 2006).
+    """
+    mat = matrix.dropna(axis=0, how="any")
+    n, k = mat.shape
+    if k < 2:
+        raise BNCBenchError("the Friedman test needs at least two models")
+    if n < 2:
+        raise BNCBenchError(f"the Friedman test needs at least two datasets with results for every model (have {n})")
+    ranks = rank_matrix(mat.to_numpy())
+    avg = ranks.mean(axis=0)
+    ties = 0.0
+    for row in mat.to_numpy():
+        _, counts = np.unique(row, return_counts=True)
+        ties += float(((counts**3) - counts).sum())
+    denom = 1.0 - ties / (n * k * (k * k - 1))
+    chi2 = 12.0 * n / (k * (k + 1)) * float(((avg - (k + 1) / 2.0) ** 2).sum())
+    chi2 = chi2 / denom if denom > 0 else 0.0
+    p = float(_st.chi2.sf(chi2, k - 1))
+    if n * (k - 1) - chi2 > 0:
+        ff = (n - 1) * chi2 / (n * (k - 1) - chi2)
+        ffp = float(_st.f.sf(ff, k - 1, (k - 1) * (n - 1)))
+    else:  # perfect agreement of the rankings
+        ff, ffp = math.inf, 0.0
+    avg_ranks = pd.Series(avg, index=list(mat.columns)).sort_values(kind="stable")
+    return FriedmanResult(metric, list(mat.columns), list(mat.index), avg_ranks, chi2, p, ff, ffp,
+                          nemenyi_cd(k, n, alpha), alpha)
+
+
+def nemenyi_cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
+    """Maximal groups of models (sorted by rank) whose rank range is below ``cd``.
+
+    These are the bars of the critical-difference diagram: models joined by
+    a bar are not significantly different.
+    """
+    names = list(avg_ranks.index)
+    r = avg_ranks.to_numpy()
+    cliques = []
+    for i in range(len(r)):
+        j = i
+        while j + 1 < len(r) and r[j + 1] - r[i] < cd:
+            j += 1
+        if j > i and not any(c[0] <= i and j <= c[1] for c in cliques):
+            cliques.append((i, j))
+    return [names[i : j + 1] for i, j in cliques]

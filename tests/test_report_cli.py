@@ -1,0 +1,160 @@
+"""Figures from a fixture with optimized families, and the report CLI end to end on a tiny real run."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bncbench.errors import BNCBenchError
+from bncbench.report.build import report_from_frames
+from bncbench.report.cli import main as report_main
+from bncbench.report.config import build_config, default_pairs, parse_pair
+
+
+def family_frames():
+    """4 datasets (2 Big) x NB, NB^w, NB^d, NB^e with traces where w converges fastest."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for i, n in enumerate([300, 3000, 20000, 60000]):
+        base = 0.1 + 0.05 * i
+        for m, rate, t in (("NB", None, 0.01), ("NB^w", 0.5, 0.5), ("NB^d", 0.8, 1.0), ("NB^e", 0.9, 6.0)):
+            for r in range(2):
+                for f in range(2):
+                    rec = {"dataset": f"ds{i}", "model": m, "round": r, "fold": f, "status": "ok",
+                           "zero_one": base * (1 if rate is None else 0.8) * rng.uniform(0.95, 1.05),
+                           "rmse": (base + 0.2) * rng.uniform(0.95, 1.05), "train_time": t * rng.uniform(0.9, 1.1),
+                           "test_time": 0.001, "n_instances": n, "big": n > 10000}
+                    if rate is not None:
+                        rec["trace"] = [{"iter": k, "nll": 100 * rate**k + 5, "n_fev": k + 1, "time": 0.01 * k}
+                                        for k in range(int(rng.integers(10, 40)))]
+                    rows.append(rec)
+    recs = pd.DataFrame(rows)
+    summ = (recs.groupby(["dataset", "model"], sort=False)
+            .agg(zero_one=("zero_one", "mean"), rmse=("rmse", "mean"), train_time=("train_time", "mean"),
+                 test_time=("test_time", "mean"), n_instances=("n_instances", "first"), big=("big", "first"),
+                 n_ok=("status", "size")).reset_index())
+    summ["n_failed"] = 0
+    summ["bias"] = summ["zero_one"] * 0.6
+    summ["variance"] = summ["zero_one"] * 0.4
+    return recs, summ
+
+
+def test_every_figure_written_and_nonempty(tmp_path):
+    recs, summ = family_frames()
+    rep = report_from_frames(recs, summ, tmp_path / "rep", name="fam", overrides={"n_jobs": 1}, log=lambda m: None)
+    figs = {p.relative_to(tmp_path / "rep").as_posix() for p in rep.figures()}
+    stems = {f.rsplit(".", 1)[0] for f in figs}
+    expected = {"figures/geomean_nb", "figures/geomean_time_nb", "figures/geomean_time_nb_vs_nb_w",
+                "figures/scatter_nb", "figures/convergence_nb", "figures/convergence_hist_nb",
+                "figures/cd_zero_one", "figures/cd_rmse"}
+    assert expected <= stems
+    for stem in stems:
+        for ext, magic in (("pdf", b"%PDF"), ("png", b"\x89PNG")):
+            p = tmp_path / "rep" / f"{stem}.{ext}"
+            assert p.is_file() and p.stat().st_size > 1000, p
+            assert p.read_bytes()[:4] == magic
+    # every figure and table is linked from both index pages, and every link resolves
+    _check_index(tmp_path / "rep", rep.files)
+    gaps = pd.read_csv(tmp_path / "rep" / "tables" / "convergence_gaps.csv")
+    assert set(gaps["other_model"]) == {"NB^d", "NB^e"}
+    assert (gaps.loc[gaps.other_model == "NB^d", "gap"] > 0).all()  # w ahead everywhere
+    wdl = pd.read_csv(tmp_path / "rep" / "tables" / "wdl.csv")
+    assert set(zip(wdl.model_a, wdl.model_b)) == {("NB^w", "NB")}  # the Table 4 default pair
+    assert set(wdl.subset) == {"All", "Big"}
+    assert not list((tmp_path / "rep").rglob(".tmp-*"))
+
+
+def _check_index(out: Path, files):
+    md = (out / "index.md").read_text()
+    page = (out / "index.html").read_text()
+    md_links = set(re.findall(r"\]\(([^)#]+)\)", md))
+    html_links = set(re.findall(r'(?:href|src)="([^"#]+)"', page))
+    for link in md_links | html_links:
+        assert (out / link).is_file(), link
+    for f in files:
+        rel = f.relative_to(out).as_posix()
+        if rel not in ("index.md", "index.html"):
+            assert rel in md_links and rel in html_links, rel
+
+
+def test_config_defaults_and_errors():
+    models = ["NB", "TAN", "NB^w", "NB^d", "NB^w (I)", "TAN^w"]
+    assert default_pairs(models, "NB") == [("NB^w", "NB"), ("NB^w (I)", "NB"), ("TAN^w", "TAN")]
+    assert default_pairs(["NB", "TAN", "KDB-1"], "NB") == [("TAN", "NB"), ("KDB-1", "NB")]
+    assert parse_pair(" NB^w : NB ") == ("NB^w", "NB")
+    for bad in ("NB", "a:b:c", ":NB"):
+        with pytest.raises(BNCBenchError):
+            parse_pair(bad)
+    cfg = build_config({"pairs": ["NB^d:NB^w"], "reference": "TAN"}, "x", models)
+    assert cfg.tables[0].pairs == [("NB^d", "NB^w")] and cfg.reference == "TAN"
+    cfg = build_config({"pairs": ["NB^d:NB^w"]}, "x", models, overrides={"pairs": ["TAN^w:TAN"]})
+    assert cfg.tables[0].pairs == [("TAN^w", "TAN")]
+    assert [f.w for f in cfg.convergence_families] == ["NB^w"]
+    with pytest.raises(BNCBenchError, match="not in the results"):
+        build_config({}, "x", models, overrides={"pairs": ["KDB-1^w:NB"]})
+    with pytest.raises(BNCBenchError, match="unknown key"):
+        build_config({"pair": ["NB^w:NB"]}, "x", models)
+    with pytest.raises(BNCBenchError, match="unknown metric"):
+        build_config({"metrics": ["accuracy"]}, "x", models)
+
+
+# ------------------------------------------------------------------ end to end
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    import bncbench.data.registry as registry
+    import bncbench.models as models
+    import bncbench.runner as runner
+
+    root = tmp_path_factory.mktemp("run") / "x"
+    runner.run_experiment(datasets=registry.resolve(["synth-nb", "synth-tree"]),
+                          models=[models.ModelSpec("NB", {"structure": "nb"}), models.ModelSpec("TAN", {"structure": "tan"})],
+                          results_root=root, protocol=runner.Protocol(0, 2, 2), progress=False)
+    return root
+
+
+def test_report_cli_end_to_end(tiny_run, tmp_path):
+    cfg_dir = tiny_run / "hydra" / "run" / ".hydra"
+    cfg_dir.mkdir(parents=True, exist_ok=True)
+    (cfg_dir / "config.yaml").write_text(
+        "name: tiny\nseed: 0\nreport:\n  reference: NB\n  tables:\n    - name: table4\n      pairs: ['TAN:NB']\n"
+        "      metrics: [zero_one, rmse, bias, variance, train_time]\n")
+    out = tmp_path / "rep"
+    assert report_main([str(tiny_run), "--out", str(out), "--jobs", "1"]) == 0
+    for name in ("index.md", "index.html", "summary.csv", "tables/table4.tex", "tables/table4.md", "tables/table4.csv",
+                 "tables/friedman.tex", "tables/per_dataset_zero_one_all.tex", "figures/scatter_all.pdf",
+                 "figures/geomean_all.png", "figures/cd_zero_one.png"):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+    wdl = pd.read_csv(out / "tables" / "table4.csv")
+    assert list(wdl.metric) == ["zero_one", "rmse", "bias", "variance", "train_time"]
+    assert (wdl.n == 2).all() and set(wdl.subset) == {"All"}  # two small datasets: no Big block
+    assert (wdl.wins + wdl.draws + wdl.losses == 2).all()
+    summary = pd.read_csv(out / "summary.csv")
+    for _, r in wdl.iterrows():  # counts agree with the per-dataset means
+        a = summary[summary.model == "TAN"].set_index("dataset")[r.metric]
+        b = summary[summary.model == "NB"].set_index("dataset")[r.metric]
+        assert r.wins == int((a < b).sum()) and r.losses == int((a > b).sum())
+    assert "Report: tiny" in (out / "index.md").read_text()
+
+    # command-line pairs override the config; tables only
+    out2 = tmp_path / "rep2"
+    assert report_main([str(tiny_run), "--out", str(out2), "--pairs", "NB:TAN", "--metrics", "zero_one", "--no-figures"]) == 0
+    wdl2 = pd.read_csv(out2 / "tables" / "wdl.csv")
+    assert list(zip(wdl2.model_a, wdl2.model_b)) == [("NB", "TAN")]
+    assert not (out2 / "figures").exists()
+
+
+def test_report_cli_user_errors(tiny_run, tmp_path, capsys):
+    from bncbench.__main__ import main
+
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    assert "results directory not found" in capsys.readouterr().err
+    assert main(["report", str(tiny_run), "--out", str(tmp_path / "o"), "--pairs", "KDB-9:NB", "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert "KDB-9" in err and err.count("\n") == 1
+    assert main(["report", str(tiny_run), "--bogus"]) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(BNCBenchError, match="no result records"):
+        report_main([str(empty)])
