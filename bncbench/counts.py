@@ -22,29 +22,160 @@ def mutual_information(X: np.ndarray, y: np.ndarray, cards, n_classes: int) -> n
     N = X.shape[0]
     out = np.empty(X.shape[1])
     ny = np.bincount(y, minlength=n_classes).astype(float)
+    joints = _class_joint_counts(X, y, cards, n_classes)
     for i in range(X.shape[1]):
-        joint = np.bincount(X[:, i] * n_classes + y, minlength=cards[i] * n_classes).astype(float)
+        if joints is None:
+            joint = np.bincount(X[:, i] * n_classes + y, minlength=cards[i] * n_classes).astype(float)
+        else:
+            joint = joints[i]
         nx = joint.reshape(cards[i], n_classes).sum(axis=1)
         # I = sum p(x,y) log p(x,y) / (p(x) p(y))
         out[i] = (_xlogx_sum(joint) - _xlogx_sum(nx) - _xlogx_sum(ny)) / N + np.log(N)
     return np.maximum(out, 0.0)
 
 
+def _class_joint_counts(X, y, cards, n_classes: int):
+    """Per attribute the counts N(x_i, y) (flat, float) from one compiled pass; None for input it can't take.
+
+    Codes outside ``[0, card)`` or classes outside ``[0, n_classes)`` are left
+    to the per-attribute ``bincount`` (and its errors).
+    """
+    X, y = np.asarray(X), np.asarray(y)
+    if X.ndim != 2 or X.dtype.kind not in "iu" or y.dtype.kind not in "iu" or X.shape[0] != y.shape[0]:
+        return None
+    cards = np.asarray(cards, dtype=np.int64)
+    if X.shape[0] == 0 or cards.shape != (X.shape[1],):
+        return None
+    sizes = cards * int(n_classes)
+    offsets = np.zeros(X.shape[1] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    counts, ok = _attribute_class_counts(X, y, cards, int(n_classes), offsets)
+    if not ok:
+        return None
+    counts = counts.astype(float)
+    return [counts[offsets[i] : offsets[i + 1]] for i in range(X.shape[1])]
+
+
 @numba.njit(cache=True, nogil=True)
-def _pair_counts(X, y, cards, n_classes, offsets):  # pragma: no cover - compiled
+def _attribute_class_counts(X, y, cards, n_classes, offsets):  # pragma: no cover - compiled
     n = X.shape[1]
-    total = offsets[-1]
-    counts = np.zeros(total, dtype=np.int64)
-    k = 0
+    counts = np.zeros(offsets[-1], dtype=np.int64)
     for r in range(X.shape[0]):
         yr = y[r]
-        k = 0
+        if yr < 0 or yr >= n_classes:
+            return counts, False
         for i in range(n):
             xi = X[r, i]
+            if xi < 0 or xi >= cards[i]:
+                return counts, False
+            counts[offsets[i] + xi * n_classes + yr] += 1
+    return counts, True
+
+
+@numba.njit(cache=True, nogil=True)
+def _pair_counts(X, y, cards, n_classes, offsets, counts):  # pragma: no cover - compiled
+    """Add N(x_i, x_j, y) for every pair i < j into ``counts``; False on a code out of range."""
+    n = X.shape[1]
+    base = np.zeros(n * n, dtype=np.int64)  # offset of the table of pair (i, j)
+    k = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            base[i * n + j] = offsets[k]
+            k += 1
+    a = np.empty(n, dtype=np.int64)
+    for r in range(X.shape[0]):
+        yr = y[r]
+        if yr < 0 or yr >= n_classes:
+            return False
+        for j in range(n):
+            v = X[r, j]
+            if v < 0 or v >= cards[j]:
+                return False
+            a[j] = v * n_classes + yr  # (x_j, y) part of the index, shared by every pair (., j)
+        for i in range(n - 1):
+            xi = X[r, i]
             for j in range(i + 1, n):
-                counts[offsets[k] + (xi * cards[j] + X[r, j]) * n_classes + yr] += 1
-                k += 1
-    return counts
+                counts[base[i * n + j] + xi * cards[j] * n_classes + a[j]] += 1
+    return True
+
+
+BLOCKED_MIN_ROWS = 20_000
+"""From this many rows on, pairs of low-cardinality attributes are counted as blocks (below)."""
+BLOCKED_MAX_ENTRIES = 1 << 15
+"""Largest total size of the block-pair tables (they should stay in the L1/L2 cache)."""
+
+
+@numba.njit(cache=True, nogil=True)
+def _block_pair_counts(X, y, cards, n_classes, bfirst, bsize, bcard, boff, counts):  # pragma: no cover
+    """Count N(b_1, b_2, y) for blocks of adjacent attributes; False on a code out of range.
+
+    ``counts[boff[b, b]:]`` holds a block's own N(b, y) (for the pair inside it).
+    """
+    nb = bfirst.shape[0]
+    code = np.empty(nb, dtype=np.int64)
+    for r in range(X.shape[0]):
+        yr = y[r]
+        if yr < 0 or yr >= n_classes:
+            return False
+        for b in range(nb):
+            c = 0
+            for t in range(bsize[b]):
+                a = bfirst[b] + t
+                v = X[r, a]
+                if v < 0 or v >= cards[a]:
+                    return False
+                c = c * cards[a] + v
+            code[b] = c
+        for b1 in range(nb):
+            counts[boff[b1, b1] + code[b1] * n_classes + yr] += 1
+            base = code[b1]
+            for b2 in range(b1 + 1, nb):
+                counts[boff[b1, b2] + (base * bcard[b2] + code[b2]) * n_classes + yr] += 1
+    return True
+
+
+def _blocked_pair_counts(X, y, cards, n_classes: int, offsets, pairs):
+    """The flat pair tables of :func:`conditional_mutual_information`, or None when not worth it.
+
+    Adjacent attributes are paired into blocks of two (combined code
+    ``x_a * card_b + x_b``); one increment per block pair then counts four
+    attribute pairs at once (n(n-1)/2 increments per row become about n^2/8),
+    and each attribute pair's table is summed out of its block pair's table.
+    The counts are exact integers, identical to counting pairs directly.
+    """
+    N, n = X.shape
+    if N < BLOCKED_MIN_ROWS or n < 4 or N >= 2**31 - 1:
+        return None
+    bfirst = np.arange(0, n, 2, dtype=np.int64)
+    bsize = np.minimum(2, n - bfirst).astype(np.int64)
+    bcard = np.array([int(np.prod(cards[f : f + s])) for f, s in zip(bfirst, bsize)], dtype=np.int64)
+    nb = bfirst.size
+    boff = np.zeros((nb, nb), dtype=np.int64)
+    pos = 0
+    for b1 in range(nb):
+        for b2 in range(b1, nb):
+            boff[b1, b2] = pos
+            pos += int(bcard[b1] if b1 == b2 else bcard[b1] * bcard[b2]) * n_classes
+            if pos > BLOCKED_MAX_ENTRIES:
+                return None
+    bc = np.zeros(pos, dtype=np.int32)
+    if not _block_pair_counts(X, y, cards, n_classes, bfirst, bsize, bcard, boff, bc):
+        raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+    out = np.empty(offsets[-1], dtype=np.int64)
+    for k, (i, j) in enumerate(pairs):
+        bi, bj = i // 2, j // 2
+        if bi == bj:  # the two attributes of one block: its own table is N(x_i, x_j, y)
+            t = bc[boff[bi, bi] : boff[bi, bi] + bcard[bi] * n_classes]
+        else:
+            dims = [int(c) for c in cards[bfirst[bi] : bfirst[bi] + bsize[bi]]]
+            dims += [int(c) for c in cards[bfirst[bj] : bfirst[bj] + bsize[bj]]]
+            t = bc[boff[bi, bj] : boff[bi, bj] + bcard[bi] * bcard[bj] * n_classes].reshape(*dims, n_classes)
+            keep = (i - bfirst[bi], bsize[bi] + j - bfirst[bj])
+            drop = tuple(a for a in range(len(dims)) if a not in keep)
+            if drop:
+                t = t.sum(axis=drop)
+        out[offsets[k] : offsets[k + 1]] = np.ravel(t)
+    return out
 
 
 def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards, n_classes: int) -> np.ndarray:
@@ -60,7 +191,13 @@ def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards, n_classe
     sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
     offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
-    counts = _pair_counts(X, y, cards, n_classes, offsets).astype(float)
+    counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
+    if counts is None:
+        # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
+        counts = np.zeros(offsets[-1], dtype=np.int32 if N < 2**31 - 1 else np.int64)
+        if not _pair_counts(X, y, cards, int(n_classes), offsets, counts):
+            raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+    counts = counts.astype(float)
     cmi = np.zeros((n, n))
     ny = np.bincount(y, minlength=n_classes).astype(float)
     h_y = _xlogx_sum(ny)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from bncbench.counts import mixed_radix
@@ -29,6 +30,13 @@ from bncbench.counts import mixed_radix
 DENSE_LIMIT = 1 << 21
 """Dense count tables up to this many entries (or DENSE_PER_ROW per training row) use a direct ``bincount``."""
 DENSE_PER_ROW = 8
+ONE_PASS_LIMIT = 1 << 22
+"""Dense tables of all factors with small parent spaces are counted in one compiled pass over
+the data while their summed size stays below this many entries."""
+RESOLVED_DENSE_LIMIT = 1 << 21
+"""At prediction time a prefix level whose full configuration space has at most this many
+entries (and is not much larger than its seen part) is indexed directly; larger ones by
+binary search over the seen keys."""
 
 
 @dataclass
@@ -83,13 +91,18 @@ class CountTables:
         self.class_counts = np.bincount(y, minlength=Y).astype(float)
         self.n = float(y.shape[0])
         self.factors = []
+        one_pass = self._one_pass_counts(X, y)
         for i, parents in enumerate(self.structure):
             card = int(self.cards[i])
             pcards = [int(self.cards[p]) for p in parents]
+            space = int(np.prod(pcards, dtype=np.int64)) if parents else 1
+            if i in one_pass:
+                levels = _dense_levels(one_pass[i].astype(float).reshape(space, Y, card), pcards)
+                self.factors.append(Factor(i, parents, card, levels))
+                continue
             x = X[:, i].astype(np.int64, copy=False)
             cfg = mixed_radix(X, parents, self.cards)
             ok = (x >= 0) & (x < card) & (cfg >= 0)
-            space = int(np.prod(pcards, dtype=np.int64)) if parents else 1
             if space * Y * card <= max(DENSE_LIMIT, DENSE_PER_ROW * X.shape[0]):
                 dense = np.bincount(
                     (cfg[ok] * Y + y[ok]) * card + x[ok], minlength=space * Y * card
@@ -103,6 +116,31 @@ class CountTables:
                 levels = _sparse_levels(keys, counts, pcards)
             self.factors.append(Factor(i, parents, card, levels))
         return self
+
+    def _one_pass_counts(self, X: np.ndarray, y: np.ndarray) -> dict:
+        """Dense full-depth counts ``N(cfg, y, x)`` (int64, flat) of the factors with small tables.
+
+        One compiled pass over the rows counts every such factor at once (the
+        same counts as the per-factor ``bincount``); returns {attribute: counts}.
+        """
+        Y, N = self.n_classes, X.shape[0]
+        if N == 0 or X.ndim != 2 or X.dtype.kind not in "iu" or y.min() < 0 or y.max() >= Y:
+            return {}
+        chosen, sizes, total = [], [], 0
+        for i, parents in enumerate(self.structure):
+            size = int(np.prod([int(self.cards[p]) for p in parents], dtype=np.int64)) * Y * int(self.cards[i])
+            if size <= max(DENSE_LIMIT, DENSE_PER_ROW * N) and total + size <= ONE_PASS_LIMIT:
+                chosen.append(i)
+                sizes.append(size)
+                total += size
+        if not chosen:
+            return {}
+        child, par, npar, pcard = _factor_arrays(self.structure, self.cards, chosen)
+        card = self.cards[chosen].astype(np.int64)
+        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        counts = _count_factors(X, y, Y, child, card, par, npar, pcard, offsets)
+        return {i: counts[offsets[j] : offsets[j + 1]] for j, i in enumerate(chosen)}
 
     # ------------------------------------------------------------------ estimates
     def log_prior(self, m: float) -> np.ndarray:
@@ -143,12 +181,165 @@ class CountTables:
         return out
 
     def log_joint(self, X: np.ndarray, m: float) -> np.ndarray:
-        """log P(y, x) up to terms of back-off, for every instance and class: (N, Y)."""
+        """log P(y, x) up to terms of back-off, for every instance and class: (N, Y).
+
+        The same values as summing :meth:`factor_log_theta` over the factors
+        (in factor order, onto the log prior), computed by one compiled pass
+        over the rows from per-level tables with the back-off already resolved.
+        """
         X = np.asarray(X)
-        out = np.tile(self.log_prior(m), (X.shape[0], 1))
-        for f in self.factors:
-            out += self.factor_log_theta(X, f, m)
+        if X.ndim != 2 or X.dtype.kind not in "iub" or X.shape[1] < len(self.factors):
+            out = np.tile(self.log_prior(m), (X.shape[0], 1))
+            for f in self.factors:
+                out += self.factor_log_theta(X, f, m)
+            return out
+        X = X.astype(np.int64, copy=False)
+        prior = self.log_prior(m)
+        if not self.factors or X.shape[0] == 0:
+            return np.tile(prior, (X.shape[0], 1))
+        idx = list(range(len(self.factors)))
+        structure = [f.parents for f in self.factors]
+        child, par, npar, pcard = _factor_arrays(structure, self.cards, idx)
+        child[:] = [f.child for f in self.factors]
+        card = np.array([f.card for f in self.factors], dtype=np.int64)
+        depth = par.shape[1] + 1
+        toff = np.zeros((len(self.factors), depth), dtype=np.int64)
+        dense = np.zeros((len(self.factors), depth), dtype=np.bool_)
+        koff = np.zeros((len(self.factors), depth), dtype=np.int64)
+        knum = np.zeros((len(self.factors), depth), dtype=np.int64)
+        tabs, keys, tpos, kpos = [], [], 0, 0
+        for fi, f in enumerate(self.factors):
+            for lev, (is_dense, ks, tab) in enumerate(self._resolved_levels(f, m)):
+                toff[fi, lev], dense[fi, lev] = tpos, is_dense
+                tabs.append(tab.reshape(-1))
+                tpos += tab.size
+                if not is_dense:
+                    koff[fi, lev], knum[fi, lev] = kpos, ks.size
+                    keys.append(ks)
+                    kpos += ks.size
+        T = np.concatenate(tabs)
+        K = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+        return _log_joint_kernel(X, prior, child, card, par, npar, pcard, T, toff, dense, K, koff, knum)
+
+    def _resolved_levels(self, factor: Factor, m: float) -> list:
+        """Per prefix level: (dense?, keys, table[row, x, y]) of log theta with the per-class back-off resolved.
+
+        A dense level has one row per configuration of its prefix (unseen ones
+        hold the values of their prefix); a sparse level one row per seen key.
+        Level 0 is used as is; at a deeper level class ``y`` of a seen
+        configuration takes the level's own estimate when ``N(y, prefix) > 0``
+        and its prefix's resolved value otherwise.
+        """
+        Y, card = self.n_classes, factor.card
+        pcards = [int(self.cards[p]) for p in factor.parents]
+        out = []
+        prev = None
+        for lev, level in enumerate(factor.levels):
+            lt = self.log_theta(factor, lev, m).transpose(0, 2, 1)  # (keys, card, Y)
+            if lev == 0:
+                tab = lt[:1].copy() if level.n_keys else np.zeros((1, card, Y))
+                out.append((True, level.keys, tab))
+                prev = tab
+                continue
+            pc = pcards[lev - 1]
+            space = int(np.prod(pcards[:lev], dtype=np.int64))
+            has = (level.counts.sum(axis=2) > 0)[:, None, :]  # (keys, 1, Y)
+            prev_dense, prev_keys = out[-1][0], out[-1][1]
+            size = space * card * Y
+            if prev_dense and size <= min(RESOLVED_DENSE_LIMIT, max(1 << 16, 8 * level.n_keys * card * Y)):
+                tab = np.repeat(prev, pc, axis=0)
+                if level.n_keys:
+                    tab[level.keys] = np.where(has, lt, tab[level.keys])
+                out.append((True, level.keys, tab))
+            else:
+                pkey = level.keys // pc
+                prow = pkey if prev_dense else np.searchsorted(prev_keys, pkey)
+                tab = np.where(has, lt, prev[prow]) if level.n_keys else np.zeros((0, card, Y))
+                out.append((False, level.keys.astype(np.int64), tab))
+            prev = tab
         return out
+
+
+def _factor_arrays(structure, cards, which):
+    """Child, padded parent indices, parent counts and parent cardinalities of the chosen factors."""
+    depth = max([len(structure[i]) for i in which] + [1])
+    child = np.array(which, dtype=np.int64)
+    par = np.zeros((len(which), depth), dtype=np.int64)
+    pcard = np.ones((len(which), depth), dtype=np.int64)
+    npar = np.zeros(len(which), dtype=np.int64)
+    for j, i in enumerate(which):
+        ps = structure[i]
+        npar[j] = len(ps)
+        par[j, : len(ps)] = ps
+        pcard[j, : len(ps)] = [int(cards[p]) for p in ps]
+    return child, par, npar, pcard
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_factors(X, y, Y, child, card, par, npar, pcard, offsets):  # pragma: no cover - compiled
+    counts = np.zeros(offsets[-1], dtype=np.int64)
+    for r in range(X.shape[0]):
+        yr = y[r]
+        for f in range(child.shape[0]):
+            x = X[r, child[f]]
+            if x < 0 or x >= card[f]:
+                continue
+            cfg = 0
+            ok = True
+            for j in range(npar[f]):
+                v = X[r, par[f, j]]
+                if v < 0 or v >= pcard[f, j]:
+                    ok = False
+                    break
+                cfg = cfg * pcard[f, j] + v
+            if ok:
+                counts[offsets[f] + (cfg * Y + yr) * card[f] + x] += 1
+    return counts
+
+
+@numba.njit(cache=True, nogil=True)
+def _log_joint_kernel(X, prior, child, card, par, npar, pcard, T, toff, dense, K, koff, knum):  # pragma: no cover
+    N, Y = X.shape[0], prior.shape[0]
+    out = np.empty((N, Y))
+    acc = np.empty(Y)
+    for r in range(N):
+        for c in range(Y):
+            acc[c] = prior[c]
+        for f in range(child.shape[0]):
+            x = X[r, child[f]]
+            if x < 0 or x >= card[f]:
+                continue  # an unknown value contributes nothing
+            cfg = 0
+            lev = 0
+            for j in range(npar[f]):  # longest prefix of parents with known values
+                v = X[r, par[f, j]]
+                if v < 0 or v >= pcard[f, j]:
+                    break
+                cfg = cfg * pcard[f, j] + v
+                lev += 1
+            while True:
+                if dense[f, lev]:
+                    row = cfg
+                    break
+                lo = koff[f, lev]
+                hi = lo + knum[f, lev]
+                while lo < hi:  # binary search of cfg among the seen keys
+                    mid = (lo + hi) >> 1
+                    if K[mid] < cfg:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo < koff[f, lev] + knum[f, lev] and K[lo] == cfg:
+                    row = lo - koff[f, lev]
+                    break
+                lev -= 1  # unseen configuration: back off to the prefix
+                cfg = cfg // pcard[f, lev]
+            base = toff[f, lev] + (row * card[f] + x) * Y
+            for c in range(Y):
+                acc[c] += T[base + c]
+        for c in range(Y):
+            out[r, c] = acc[c]
+    return out
 
 
 def _dense_levels(dense: np.ndarray, pcards: list) -> list:

@@ -97,3 +97,18 @@ def test_sparse_and_dense_tables_agree(monkeypatch):
             np.testing.assert_array_equal(ld.counts, ls.counts)
     q, _ = sample_random_bnc(model, 500, seed=9)
     np.testing.assert_allclose(dense.log_joint(q, 1.0), sparse.log_joint(q, 1.0))
+
+
+def test_compiled_log_joint_equals_the_per_factor_reference():
+    # the compiled prediction pass must give the per-factor back-off values exactly
+    model = random_bnc(7, cardinality=(2, 5), p=3, n_classes=3, alpha=0.3, seed=11)
+    Xs, ys = sample_random_bnc(model, 600, seed=4)
+    structure = [(), (0,), (1, 0), (2, 1, 0), (3,), (4, 2), (5, 3, 1)]
+    t = CountTables(structure, model.cards, 3).fit(Xs, ys)
+    q, _ = sample_random_bnc(model, 2000, seed=8)
+    q[::7, 2] = -1  # unknown values
+    q[::11, 0] = 99
+    reference = np.tile(t.log_prior(0.5), (q.shape[0], 1))
+    for f in t.factors:
+        reference += t.factor_log_theta(q, f, 0.5)
+    np.testing.assert_allclose(t.log_joint(q, 0.5), reference, rtol=0, atol=1e-12)
