@@ -61,13 +61,14 @@ def prepare(cfg: DictConfig) -> Plan:
 
 
 def _check_model(spec) -> None:
-    from bncbench.classifier import BNClassifier
+    from bncbench.baselines import make_estimator
 
     try:
-        clf = BNClassifier(**spec.params)
+        clf = make_estimator(spec.params, None)
     except TypeError as exc:
         raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
-    clf._check_params()
+    if hasattr(clf, "_check_params"):
+        clf._check_params()
 
 
 def execute(cfg: DictConfig) -> int:

@@ -37,6 +37,9 @@ def model_spec(structure, param, init, optimizer, extra=None) -> ModelSpec:
     """Build the estimator parameters and label from one option per group."""
     s, p, i, o = (_plain(g) for g in (structure, param, init, optimizer))
     extra = dict(extra or {})
+    if extra.get("model", "bnc") != "bnc":  # a baseline: its own parameters only
+        params = {k: v for k, v in extra.items() if k != "label"}
+        return ModelSpec(extra.get("label") or str(extra["model"]), params)
     params = {"structure": s.get("name", "nb")}
     if params["structure"] == "kdb":
         params["k"] = int(s.get("k", 1))

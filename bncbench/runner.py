@@ -70,7 +70,7 @@ def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int,
 
 def run_task(task: Task, protocol: Protocol, data_dir, store_root) -> dict:
     """Run one task and write its record; returns the record's scalars."""
-    from bncbench.classifier import BNClassifier
+    from bncbench.baselines import make_estimator
 
     store = ResultStore(store_root)
     key = task_key(_task_payload(task, protocol))
@@ -94,7 +94,7 @@ def run_task(task: Task, protocol: Protocol, data_dir, store_root) -> dict:
             task.round,
             task.fold,
         )
-        clf = BNClassifier(**task.model.params, discretize=False, cardinalities=cards)
+        clf = make_estimator(task.model.params, cards)
         t0 = time.perf_counter()
         clf.fit(codes[train], ds.y[train])
         t1 = time.perf_counter()

@@ -126,3 +126,14 @@ def test_sigkill_then_resume_equals_an_uninterrupted_run(tmp_path):
     assert len(record_files(root)) == total
     assert not list(root.glob("records/**/.tmp-*"))
     assert _comparable(root).equals(_comparable(tmp_path / "ref" / "quickstart"))
+
+
+def test_random_forest_baseline_runs_on_the_same_folds(tmp_path):
+    models = [ModelSpec("RF", {"model": "random_forest", "n_estimators": 20}), ModelSpec("NB", {"structure": "nb"})]
+    counts = _run(tmp_path, models=models, datasets=("synth-tree",))
+    assert counts["ok"] == 8
+    df = load_results(tmp_path)
+    for (r, f), g in df.groupby(["round", "fold"]):
+        a, b = (load_predictions(p)["test_index"] for p in g["path"])
+        np.testing.assert_array_equal(a, b)
+    assert df[df["model"] == "RF"]["zero_one"].mean() < 0.2
