@@ -1,0 +1,167 @@
+"""Factor layout: the rows of the log-potential matrix and the per-instance row indices.
+
+A BNC is a log-linear model over indicator features. Its parameters live in a
+log-potential matrix ``Phi`` of shape ``(n_rows, n_classes)``; the score of
+class ``y`` for an instance is ``sum_f Phi[row_f(x), y]``, one row per *factor*:
+
+* row 0 is the class factor (the bias row, ``log theta_y`` for a BN);
+* an attribute factor ``i`` with ordered parents ``(p_1..p_k)`` owns one
+  *block* of ``card_i`` consecutive rows per parent configuration seen in
+  training, at every prefix length ``l = 0..k`` (``Factor.levels``); row
+  ``block + x_i`` holds the potentials of ``x_i`` for all classes.
+
+Blocks used by training instances (all full-depth configurations, plus prefix
+configurations reached by back-off when a training parent value is missing)
+are *trained* and come first: rows ``[0, n_trained)``. The remaining prefix
+blocks are only used at prediction, for parent configurations never seen in
+training: an instance uses, per factor, the block of the *longest seen
+prefix* of its parent configuration (seen = with any class in training); an
+attribute value outside ``[0, card)`` contributes nothing (index -1).
+
+A new factor set (AnJE / DBL attribute subsets, ...) only needs to produce
+row indices and blocks; the loss and the parameter maps work on rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bncbench.counts import mixed_radix
+from bncbench.tables import CountTables
+
+LOG_FLOOR = float(np.log(np.finfo(float).tiny))  # ~ -708: replaces log 0 (only reachable with m = 0)
+
+
+def backed_off_log_theta(tables: CountTables, factor, m: float) -> list:
+    """Per level, log theta[key, y, x] with the generative model's per-class back-off.
+
+    For class ``y`` a configuration with ``N(y, prefix) = 0`` takes the values
+    of its longest prefix with data for ``y`` (level 0 is used as is). These
+    are exactly the values :meth:`CountTables.factor_log_theta` uses.
+    """
+    out = []
+    pcards = [int(tables.cards[p]) for p in factor.parents]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for lev, level in enumerate(factor.levels):
+            lt = tables.log_theta(factor, lev, m)
+            if lev and level.n_keys:
+                has = level.counts.sum(axis=2) > 0
+                ppos = factor.levels[lev - 1].lookup(level.keys // pcards[lev - 1])
+                lt = np.where(has[:, :, None], lt, out[lev - 1][ppos])
+            out.append(lt)
+    return [np.nan_to_num(t, nan=LOG_FLOOR, neginf=LOG_FLOOR) for t in out]
+
+
+class Layout:
+    """Rows of ``Phi`` for a fitted :class:`CountTables` and the training codes.
+
+    Attributes
+    ----------
+    n_rows, n_trained : int
+        All rows, and the trained rows (the first ``n_trained``).
+    n_factors : int
+        Columns of the row-index matrix (class factor + one per attribute).
+    row_factor : ndarray (n_rows,)
+        Factor of every row (0 = class, ``1 + i`` = attribute ``i``).
+    row_value : ndarray (n_rows,)
+        Attribute value of every row (0 for the class row).
+    row_level : ndarray (n_rows,)
+        Prefix length of the row's block (0 for the class row).
+    block_start : ndarray
+        First row of every attribute block, increasing (class row excluded).
+    value_offset : ndarray (n_attributes + 1,)
+        Offsets of the attribute values of each attribute in a flat
+        attribute-value index (``value_offset[i] + x``).
+    """
+
+    def __init__(self, tables: CountTables, codes: np.ndarray):
+        self.tables = tables
+        codes = np.asarray(codes)
+        factors = tables.factors
+        self.n_attributes = len(factors)
+        self.n_factors = 1 + self.n_attributes
+        self.n_classes = tables.n_classes
+        # which prefix configurations training instances reach (back-off with missing parents)
+        used = [[np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
+        for fi, f in enumerate(factors):
+            used[fi][-1][:] = True
+            for lev, pos, _ in self._resolve(f, codes):
+                used[fi][lev][pos] = True
+        # assign rows: trained blocks first, then untrained prefix blocks
+        self.block_row = [[np.full(lv.n_keys, -1, np.int64) for lv in f.levels] for f in factors]
+        segs = []  # (factor index, level, key positions)
+        for trained in (True, False):
+            for fi, f in enumerate(factors):
+                for lev in range(len(f.levels)):
+                    pos = np.flatnonzero(used[fi][lev] == trained)
+                    if pos.size:
+                        segs.append((fi, lev, pos, trained))
+        start = 1
+        rf, rv, rl, bs = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], []
+        self.segments = []
+        n_trained = 1
+        for fi, lev, pos, trained in segs:
+            card = factors[fi].card
+            rows = start + np.arange(pos.size, dtype=np.int64) * card
+            self.block_row[fi][lev][pos] = rows
+            self.segments.append((fi, lev, pos, start, card))
+            bs.append(rows)
+            n = pos.size * card
+            rf.append(np.full(n, fi + 1, np.int64))
+            rv.append(np.tile(np.arange(card, dtype=np.int64), pos.size))
+            rl.append(np.full(n, lev, np.int64))
+            start += n
+            if trained:
+                n_trained = start
+        self.n_rows = start
+        self.n_trained = n_trained
+        self.row_factor = np.concatenate(rf)
+        self.row_value = np.concatenate(rv)
+        self.row_level = np.concatenate(rl)
+        self.block_start = np.concatenate(bs) if bs else np.zeros(0, np.int64)
+        self.cards = np.array([f.card for f in factors], dtype=np.int64)
+        self.value_offset = np.zeros(self.n_attributes + 1, np.int64)
+        np.cumsum(self.cards, out=self.value_offset[1:])
+
+    # ------------------------------------------------------------------ lookup
+    def _resolve(self, factor, codes):
+        """Yield (level, key positions) of instances resolved at each level (longest seen prefix)."""
+        x = codes[:, factor.child].astype(np.int64, copy=False)
+        todo = np.flatnonzero((x >= 0) & (x < factor.card))
+        for lev in range(len(factor.levels) - 1, -1, -1):
+            if todo.size == 0:
+                break
+            level = factor.levels[lev]
+            if lev:
+                pos = level.lookup(mixed_radix(codes[todo], factor.parents[:lev], self.tables.cards))
+            else:
+                pos = np.full(todo.size, 0 if level.n_keys else -1, np.int64)
+            hit = pos >= 0
+            yield lev, pos[hit], todo[hit]
+            todo = todo[~hit]
+
+    def rows(self, codes: np.ndarray, dtype=np.int32) -> np.ndarray:
+        """Row index per instance and factor: (N, n_factors); -1 = no contribution."""
+        codes = np.asarray(codes)
+        N = codes.shape[0]
+        idx = np.full((N, self.n_factors), -1, dtype=dtype)
+        idx[:, 0] = 0
+        for fi, f in enumerate(self.tables.factors):
+            col = idx[:, fi + 1]
+            x = codes[:, f.child]
+            for lev, pos, inst in self._resolve(f, codes):
+                col[inst] = self.block_row[fi][lev][pos] + x[inst]
+        return idx
+
+    # ------------------------------------------------------------------ values
+    def generative_phi(self, m: float) -> np.ndarray:
+        """log theta_MAP of every row with per-class back-off: (n_rows, n_classes)."""
+        Y = self.n_classes
+        out = np.empty((self.n_rows, Y))
+        with np.errstate(divide="ignore"):
+            out[0] = np.nan_to_num(self.tables.log_prior(m), nan=LOG_FLOOR, neginf=LOG_FLOOR)
+        tabs = [backed_off_log_theta(self.tables, f, m) for f in self.tables.factors]
+        for fi, lev, pos, start, card in self.segments:
+            t = tabs[fi][lev][pos]  # (nb, Y, card)
+            out[start : start + pos.size * card] = t.transpose(0, 2, 1).reshape(-1, Y)
+        return out

@@ -1,0 +1,225 @@
+"""Optimizers with a per-iteration trace.
+
+Every optimizer returns ``(x, trace, n_iter)``; the trace is a list of dicts
+``{"iter", "nll", "n_fev", "time"}`` (plus ``"obj"`` when regularized), with
+iteration 0 the starting point. ``nll`` is the negative training CLL
+(summed), ``n_fev`` the full-data evaluations so far, ``time`` the seconds
+since the optimizer started.
+
+Options (``optimizer_options``), all optional:
+
+``stop``      ``"ebnc"`` (default): relative reduction
+              ``(f_t - f_{t+1}) / max(|f_t|, |f_{t+1}|, 1) < 1e7 * eps``
+              (L-BFGS-B's factr 1e7, what the EBNC reference code stops on),
+              gradient max-norm < 1e-5, or 10^4 iterations;
+              ``"paper"``: relative reduction < 1e-32 or 10^4 iterations (§7).
+``ftol``, ``gtol``, ``maxiter``  override the preset of ``stop``.
+``history``   L-BFGS memory (default 10); ``maxfun`` (L-BFGS, default 20 maxiter).
+``xtol``      CGB: Brent's relative precision (default 2e-4, Feelders & Ivanovs).
+``method``    sgd: ``"adagrad"`` (default) or ``"sgd"``; ``lr`` (default 0.1 /
+              0.01), ``batch_size`` (default 256), ``seed`` (0); ``maxiter`` =
+              epochs (default 20). One epoch = one trace iteration and one
+              ``n_fev`` (the per-epoch monitoring evaluation is not counted).
+``max_params`` BFGS: refuse problems with more parameters (default 10000;
+              it stores a dense inverse Hessian).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy.optimize import minimize, minimize_scalar
+
+from bncbench.engine.problem import Problem
+from bncbench.errors import BNCBenchError
+
+EPS = float(np.finfo(float).eps)
+STOPS = {
+    "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
+    "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
+}
+OPTIMIZERS = ("lbfgs", "cg", "cgb", "bfgs", "sgd")
+ENGINE_KEYS = ("backend", "compress")  # engine options that may travel in optimizer_options
+
+
+class Tracer:
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        self.t0 = time.perf_counter()
+        self.trace = []
+
+    def record(self, x):
+        p = self.problem
+        rec = {"iter": len(self.trace), "nll": float(p.nll(x)), "n_fev": int(p.n_fev),
+               "time": time.perf_counter() - self.t0}
+        if p.regularized:
+            rec["obj"] = float(rec["nll"] + p._penalty(x)[0])
+        self.trace.append(rec)
+
+
+def _rel_reduction(f0, f1):
+    return (f0 - f1) / max(abs(f0), abs(f1), 1.0)
+
+
+def _settings(opts: dict, extra: dict) -> dict:
+    opts = dict(opts or {})
+    stop = opts.pop("stop", "ebnc")
+    if stop not in STOPS:
+        raise BNCBenchError(f"unknown stop rule {stop!r}; choose one of {', '.join(STOPS)}")
+    s = {**STOPS[stop], **extra}
+    for k in list(opts):
+        if k in ENGINE_KEYS:
+            opts.pop(k)
+        elif k in s:
+            s[k] = opts.pop(k)
+        else:
+            raise BNCBenchError(f"unknown optimizer option {k!r}; known: {', '.join(sorted(s))}")
+    s["maxiter"] = int(s["maxiter"])
+    if s["maxiter"] < 0:
+        raise BNCBenchError("maxiter must be >= 0")
+    return s
+
+
+def lbfgs(problem, x0, opts):
+    s = _settings(opts, {"history": 10, "maxfun": None})
+    tr = Tracer(problem)
+    problem.fg(x0)
+    tr.record(x0)
+    if s["maxiter"] == 0:
+        return x0, tr.trace, 0
+
+    def cb(intermediate_result):
+        tr.record(intermediate_result.x)
+
+    res = minimize(
+        problem.fg, x0, jac=True, method="L-BFGS-B", callback=cb,
+        options={"maxiter": s["maxiter"], "ftol": s["ftol"], "gtol": s["gtol"], "maxcor": int(s["history"]),
+                 "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": 40},
+    )
+    return res.x, tr.trace, int(res.nit)
+
+
+def _scipy_method(method, problem, x0, opts, extra=None):
+    s = _settings(opts, dict(extra or {}))
+    if method == "BFGS" and x0.size > int(s.pop("max_params")):
+        raise BNCBenchError(
+            f"BFGS stores a dense {x0.size}x{x0.size} inverse Hessian; this model is too large "
+            "(raise optimizer.max_params or use lbfgs)"
+        )
+    s.pop("max_params", None)
+    tr = Tracer(problem)
+    f0, _ = problem.fg(x0)
+    tr.record(x0)
+    if s["maxiter"] == 0:
+        return x0, tr.trace, 0
+    state = {"f": f0, "n": 0}
+
+    def cb(intermediate_result):
+        state["n"] += 1
+        tr.record(intermediate_result.x)
+        f1 = intermediate_result.fun
+        if _rel_reduction(state["f"], f1) < s["ftol"]:
+            raise StopIteration
+        state["f"] = f1
+
+    res = minimize(problem.fg, x0, jac=True, method=method, callback=cb,
+                   options={"maxiter": s["maxiter"], "gtol": s["gtol"]})
+    return res.x, tr.trace, int(state["n"])
+
+
+def cg(problem, x0, opts):
+    """Nonlinear conjugate gradient, Polak-Ribiere (scipy's CG, Wolfe line search)."""
+    return _scipy_method("CG", problem, x0, opts)
+
+
+def bfgs(problem, x0, opts):
+    return _scipy_method("BFGS", problem, x0, opts, {"max_params": 10000})
+
+
+def cgb(problem, x0, opts):
+    """CG (Polak-Ribiere+, restarts) with Brent's line search (Feelders & Ivanovs' CGB)."""
+    s = _settings(opts, {"xtol": 2e-4})
+    tr = Tracer(problem)
+    x = np.array(x0, dtype=float)
+    f, g = problem.fg(x)
+    tr.record(x)
+    d = -g
+    step = 1.0 / max(np.linalg.norm(g), 1e-12)
+    it = 0
+    while it < s["maxiter"]:
+        if np.max(np.abs(g), initial=0.0) <= s["gtol"]:
+            break
+        if g @ d >= 0:  # not a descent direction: restart
+            d = -g
+        def line(a, x=x, d=d):
+            return problem.f(x + a * d)
+        try:
+            r = minimize_scalar(line, bracket=(0.0, step), method="brent", options={"xtol": s["xtol"]})
+            a, fa = float(r.x), float(r.fun)
+        except (RuntimeError, ValueError, FloatingPointError):
+            a, fa = 0.0, f
+        if not np.isfinite(fa) or fa >= f or a == 0.0:
+            if np.array_equal(d, -g):
+                break  # no progress along steepest descent: converged
+            d = -g
+            continue
+        x = x + a * d
+        f1, g1 = problem.fg(x)
+        it += 1
+        tr.record(x)
+        done = _rel_reduction(f, f1) < s["ftol"]
+        beta = max(0.0, float(g1 @ (g1 - g)) / max(float(g @ g), 1e-300))
+        d = -g1 + beta * d
+        step = abs(a) if a else step
+        f, g = f1, g1
+        if done:
+            break
+    return x, tr.trace, it
+
+
+def sgd(problem, x0, opts):
+    """Minibatch SGD / AdaGrad over the (compressed) training rows; one epoch per iteration."""
+    o = dict(opts or {})
+    method = o.pop("method", "adagrad")
+    if method not in ("adagrad", "sgd"):
+        raise BNCBenchError(f"unknown sgd method {method!r}; choose adagrad or sgd")
+    s = _settings(o, {"lr": 0.1 if method == "adagrad" else 0.01, "batch_size": 256, "seed": 0, "eps": 1e-8})
+    if "maxiter" not in o and "stop" not in (opts or {}):
+        s["maxiter"] = 20
+    s["ftol"] = float(o.get("ftol", 0.0))
+    data = problem.cll.data
+    rng = np.random.default_rng(int(s["seed"]))
+    x = np.array(x0, dtype=float)
+    tr = Tracer(problem)
+    problem.nll(x, count=True)
+    tr.record(x)
+    acc = np.zeros_like(x)
+    bs = max(int(s["batch_size"]), 1)
+    f_prev = tr.trace[-1]["nll"]
+    for ep in range(1, s["maxiter"] + 1):
+        order = rng.permutation(data.n)
+        for b0 in range(0, data.n, bs):
+            batch = data.subset(order[b0 : b0 + bs])
+            g = problem.batch_grad(x, batch) / max(batch.total, 1e-300)
+            if method == "adagrad":
+                acc += g * g
+                x -= s["lr"] * g / (np.sqrt(acc) + s["eps"])
+            else:
+                x -= s["lr"] * g
+        problem.n_fev += 1
+        f = problem.nll(x)
+        tr.record(x)
+        if not np.isfinite(f) or (s["ftol"] > 0 and _rel_reduction(f_prev, f) < s["ftol"]):
+            break
+        f_prev = f
+    return x, tr.trace, len(tr.trace) - 1
+
+
+OPTIMIZER_FUNCS = {"lbfgs": lbfgs, "cg": cg, "cgb": cgb, "bfgs": bfgs, "sgd": sgd}
+
+
+def optimize(name: str, problem: Problem, x0: np.ndarray, options: dict | None = None):
+    if name not in OPTIMIZER_FUNCS:
+        raise BNCBenchError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+    return OPTIMIZER_FUNCS[name](problem, np.asarray(x0, dtype=float), options or {})
