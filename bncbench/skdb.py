@@ -1,0 +1,170 @@
+"""Selective KDB (SkDB; Martínez, Webb, Chen & Zaidi 2016, "Scalable learning of
+Bayesian network classifiers", JMLR 17).
+
+SkDB learns a KDB-k structure (attributes ranked by I(X_i; Y), each attribute
+with the up-to-k earlier attributes of highest I(X_i; X_j | Y), in decreasing
+order) and then selects the number of attributes ``n* <= n`` (the ``n*``
+attributes of highest I(X_i; Y)) and the number of parents ``k* <= k`` (the
+first ``k*`` parents of each attribute) that minimise the leave-one-out RMSE
+of the m-estimate classifier on the training data, as Petitjean et al. (2018)
+use it (RMSE as the criterion).
+
+The leave-one-out is computed incrementally from one set of counts (the
+third pass over the data of the paper): for each training instance its own
+contribution is subtracted from every count it touched (class prior and every
+parent-prefix level of every table) before predicting it, and one pass over
+the attributes in rank order scores every ``n'`` and every ``k'`` at once,
+because the candidate models are nested. Estimates are exactly those of
+:class:`bncbench.tables.CountTables` fitted on the other ``N - 1`` rows:
+m-estimates with back-off to the longest parent prefix that has data for the
+class (see ``tests/test_skdb.py``, which checks this against refitting).
+
+Representation
+--------------
+``skdb(...)`` returns ``SkDB(structure, selected, k)``:
+
+* ``structure`` — one entry per attribute: the tuple of (at most ``k*``)
+  attribute parents of a selected attribute, ``None`` for an attribute that
+  is not selected. :func:`bncbench.hdp.fit_hdp` accepts it as is; for
+  :class:`~bncbench.tables.CountTables` use :func:`restrict`, which returns
+  the columns to keep and the structure re-indexed on them.
+* ``selected`` — the selected attribute indices, best-ranked first.
+* ``k`` — the selected ``k*``.
+
+``skdb_search(...)`` returns the full search (:class:`SkDBSearch`: the RMSE
+grid over ``k' = 0..k`` and ``n' = 0..n``, the ranking and the full KDB-k
+structure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from bncbench.counts import mixed_radix, mutual_information
+from bncbench.errors import BNCBenchError
+from bncbench.structure import kdb
+from bncbench.tables import CountTables
+
+
+class SkDB(NamedTuple):
+    structure: list  # parents per attribute, None if not selected
+    selected: list  # selected attributes, best-ranked first
+    k: int  # k*
+
+
+@dataclass
+class SkDBSearch:
+    order: np.ndarray  # attributes by decreasing I(X_i; Y)
+    full_structure: list  # the KDB-k structure
+    rmse: np.ndarray  # (k + 1, n + 1): LOO RMSE of the model with k' parents and the first n' attributes
+    n_star: int
+    k_star: int
+
+    @property
+    def result(self) -> SkDB:
+        sel = [int(a) for a in self.order[: self.n_star]]
+        keep = set(sel)
+        structure = [
+            tuple(ps[: self.k_star]) if a in keep else None for a, ps in enumerate(self.full_structure)
+        ]
+        return SkDB(structure, sel, int(self.k_star))
+
+
+def restrict(structure):
+    """``(columns, sub_structure)``: the selected columns and the structure re-indexed on ``X[:, columns]``."""
+    columns = [i for i, ps in enumerate(structure) if ps is not None]
+    index = {c: j for j, c in enumerate(columns)}
+    try:
+        sub = [tuple(index[p] for p in structure[c]) for c in columns]
+    except KeyError as exc:
+        raise BNCBenchError(f"a selected attribute has the unselected parent {exc.args[0]}") from None
+    return columns, sub
+
+
+def _posterior_sq_error(lj: np.ndarray, onehot: np.ndarray) -> float:
+    """Sum over instances and classes of (P(c | x) - 1[c = y])^2."""
+    with np.errstate(invalid="ignore"):
+        p = np.exp(lj - lj.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+    return float(np.sum((p - onehot) ** 2))
+
+
+def loo_rmse_grid(X, y, structure, order, cards, n_classes, k: int, m: float = 1.0) -> np.ndarray:
+    """Leave-one-out RMSE of every nested model, computed incrementally from the counts.
+
+    The model ``(k', n')`` uses the attributes ``order[:n']`` with the first
+    ``k'`` parents of each in ``structure`` (which must only name earlier
+    attributes of ``order``). Returns an array (k + 1, n + 1); RMSE is
+    sqrt(sum over instances and classes of (P(c | x) - 1[c = y])^2 / (N n_classes)).
+    """
+    X = np.asarray(X, dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    cards = np.asarray(cards, dtype=np.int64)
+    N, Y = X.shape[0], int(n_classes)
+    if N < 2:
+        raise BNCBenchError("leave-one-out needs at least two training instances")
+    rows = np.arange(N)
+    onehot = np.zeros((N, Y))
+    onehot[rows, y] = 1.0
+    tables = CountTables(structure, cards, Y).fit(X, y)
+    with np.errstate(divide="ignore"):
+        prior = np.log((tables.class_counts[None, :] - onehot + m / Y) / (N - 1 + m))
+    lj = [prior.copy() for _ in range(k + 1)]
+    sq = np.zeros((k + 1, len(order) + 1))
+    sq[:, 0] = _posterior_sq_error(prior, onehot)
+    for pos, a in enumerate(order):
+        f = tables.factors[a]
+        x = X[:, a]
+        cur = None
+        per_level = []
+        for lev, level in enumerate(f.levels):
+            if lev:
+                cfg = mixed_radix(X, f.parents[:lev], cards)
+                row = level.lookup(cfg)
+            else:
+                row = np.zeros(N, dtype=np.int64) if level.n_keys else np.full(N, -1)
+            found = row >= 0
+            r = np.where(found, row, 0)
+            if level.n_keys:
+                cnt = level.counts[r, :, x]  # (N, Y): N(x, c, prefix)
+                tot = level.counts[r].sum(axis=2)  # (N, Y): N(c, prefix)
+            else:
+                cnt = np.zeros((N, Y))
+                tot = np.zeros((N, Y))
+            cnt = np.where(found[:, None], cnt, 0.0) - onehot  # leave the instance out
+            tot = np.where(found[:, None], tot, 0.0) - onehot
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lt = np.log((cnt + m / f.card) / (tot + m))
+            cur = lt if lev == 0 else np.where(tot > 0, lt, cur)
+            per_level.append(cur)
+        for kk in range(k + 1):
+            lj[kk] += per_level[min(kk, len(per_level) - 1)]
+            sq[kk, pos + 1] = _posterior_sq_error(lj[kk], onehot)
+    return np.sqrt(sq / (N * Y))
+
+
+def skdb_search(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDBSearch:
+    """Learn KDB-k and select n* and k* by incremental leave-one-out RMSE (ties: smaller k*, then n*)."""
+    X = np.asarray(X, dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    cards = np.asarray(cards, dtype=np.int64)
+    if k < 0:
+        raise BNCBenchError(f"SkDB needs k >= 0, got k={k}")
+    n = X.shape[1]
+    if n == 0:
+        return SkDBSearch(np.zeros(0, dtype=np.int64), [], np.zeros((k + 1, 1)), 0, 0)
+    mi = mutual_information(X, y, cards, n_classes)
+    order = np.argsort(-mi, kind="stable")  # the ranking kdb() uses
+    full = kdb(X, y, cards, n_classes, k)
+    grid = loo_rmse_grid(X, y, full, order, cards, n_classes, k, m)
+    sub = grid[:, 1:]  # at least one attribute
+    kk, nn = np.unravel_index(int(np.argmin(sub)), sub.shape)
+    return SkDBSearch(order, full, grid, int(nn) + 1, int(kk))
+
+
+def skdb(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDB:
+    """Selective KDB: ``SkDB(structure, selected, k_star)`` (see the module docstring)."""
+    return skdb_search(X, y, cards, n_classes, k, m).result

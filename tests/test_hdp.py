@@ -1,0 +1,249 @@
+"""HDP estimates (Petitjean et al. 2018): Stirling numbers, sampler invariants, Table 1, limits."""
+
+import math
+
+import numpy as np
+import pytest
+
+from bncbench.hdp import TYINGS, check_invariants, fit_hdp, log_stirling, stirling_table
+from bncbench.structure import kdb
+from bncbench.tables import CountTables
+
+
+def _exact_stirling(nmax):
+    s = [[0] * (nmax + 1) for _ in range(nmax + 1)]
+    s[0][0] = 1
+    for n in range(1, nmax + 1):
+        for t in range(1, n + 1):
+            s[n][t] = s[n - 1][t - 1] + (n - 1) * s[n - 1][t]
+    return s
+
+
+def test_log_stirling_matches_exact_integers():
+    exact = _exact_stirling(30)
+    table = stirling_table(31, 31)
+    for n in range(31):
+        for t in range(31):
+            if exact[n][t] == 0:
+                assert table[n, t] == -np.inf, (n, t)
+            else:
+                assert table[n, t] == pytest.approx(math.log(exact[n][t]), rel=1e-13, abs=1e-13), (n, t)
+    assert log_stirling(30, 1) == pytest.approx(math.lgamma(30))  # S(n, 1) = (n - 1)!
+    assert log_stirling(30, 29) == pytest.approx(math.log(math.comb(30, 2)))
+
+
+def test_stirling_table_grows_on_demand_and_stays_consistent():
+    before = stirling_table(2, 2).shape
+    big = stirling_table(400, 120)
+    assert big.shape[0] >= 400 and big.shape[1] >= 120 and big.shape[0] >= before[0]
+    # recurrence holds on the grown part
+    n, t = 350, 100
+    rhs = np.logaddexp(big[n - 1, t - 1], math.log(n - 1) + big[n - 1, t])
+    assert big[n, t] == pytest.approx(rhs, rel=1e-12)
+    assert big[n, 1] == pytest.approx(math.lgamma(n), rel=1e-12)
+
+
+def _random_bnc(seed=0, N=400, cards=(3, 2, 4, 3, 5), n_classes=3):
+    rng = np.random.default_rng(seed)
+    cards = np.array(cards)
+    y = rng.integers(0, n_classes, N)
+    cols = []
+    for j, c in enumerate(cards):
+        base = rng.integers(0, c, N)
+        if j:
+            base = np.where(rng.random(N) < 0.5, (cols[-1] + y) % c, base)
+        cols.append(base)
+    return np.column_stack(cols).astype(np.int64), y.astype(np.int64), cards, n_classes
+
+
+@pytest.mark.parametrize("tying", TYINGS)
+def test_sampler_invariants_after_every_sweep(tying):
+    X, y, cards, n_classes = _random_bnc()
+    structure = kdb(X, y, cards, n_classes, 2)
+    h = fit_hdp(X, y, structure, cards, n_classes, iterations=60, tying=tying, seed=1, debug=True)
+    for tree in h.trees:
+        check_invariants(tree)
+        assert np.allclose(tree.est.sum(axis=1), 1.0)
+        assert np.all(tree.est > 0)
+    lj = h.log_joint(X)
+    assert lj.shape == (X.shape[0], n_classes) and np.all(np.isfinite(lj))
+
+
+def test_check_invariants_detects_a_broken_state():
+    X, y, cards, n_classes = _random_bnc()
+    h = fit_hdp(X, y, kdb(X, y, cards, n_classes, 1), cards, n_classes, iterations=5)
+    tree = max(h.trees, key=lambda t: t.n_nodes)
+    j, k = np.argwhere(tree.n[1:] >= 2)[0]
+    tree.t[j + 1, k] += 1 if tree.t[j + 1, k] < tree.n[j + 1, k] else -1  # parent's n no longer matches
+    with pytest.raises(AssertionError):
+        check_invariants(tree)
+
+
+# --------------------------------------------------------------------------- Table 1 of the paper
+def _toy(counts_y0, counts_y1):
+    """Two binary variables X1 | Y with the given [n(X1=0), n(X1=1)] per class."""
+    rows = []
+    for yv, (a, b) in enumerate([counts_y0, counts_y1]):
+        rows += [(0, yv)] * a + [(1, yv)] * b
+    arr = np.array(rows, dtype=np.int64)
+    return arr[:, :1], arr[:, 1]
+
+
+D1 = _toy([2, 0], [20, 5])
+D2 = _toy([2, 0], [4, 9])
+CARDS = np.array([2])
+
+# P(X1 = 0 | Y) of the authors' Java code, mean and sd over 10 seeds (anchors/hdp-reference.md)
+REF_LEVEL_5000 = {"D1": [(0.8762, 0.0030), (0.7945, 0.0002)], "D2": [(0.8352, 0.0050), (0.3376, 0.0013)]}
+REF_NONE_50000 = {"D1": [(0.8716, 0.0005), (0.7941, 0.0001)], "D2": [(0.8326, 0.0007), (0.3390, 0.0001)]}
+
+
+@pytest.mark.parametrize(
+    "data, mle, m1",
+    [(D1, [[1.0, 0.0], [0.8, 0.2]], [[2.5 / 3, 0.5 / 3], [20.5 / 26, 5.5 / 26]]),
+     (D2, [[1.0, 0.0], [4 / 13, 9 / 13]], [[2.5 / 3, 0.5 / 3], [4.5 / 14, 9.5 / 14]])],
+)
+def test_table1_mle_and_m_estimates(data, mle, m1):
+    X, y = data
+    ct = CountTables([()], CARDS, 2).fit(X, y)
+    f = ct.factors[0]
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(np.exp(ct.log_theta(f, 0, 0.0))[0], mle, atol=1e-15)
+    np.testing.assert_allclose(np.exp(ct.log_theta(f, 0, 1.0))[0], m1, atol=1e-15)
+    # the paper's printed (rounded) values
+    np.testing.assert_allclose(np.round(np.exp(ct.log_theta(f, 0, 1.0))[0], 2), np.round(m1, 2))
+
+
+def _hdp_p0(data, seeds, **kw):
+    X, y = data
+    out = []
+    for s in seeds:
+        h = fit_hdp(X, y, [()], CARDS, 2, seed=s, **kw)
+        out.append([h.query(0, 0)[0], h.query(0, 1)[0]])
+    return np.array(out)
+
+
+@pytest.mark.parametrize(
+    "ref, kw, seeds",
+    [(REF_LEVEL_5000, dict(iterations=5000, tying="level"), range(8)),
+     (REF_NONE_50000, dict(iterations=50000, tying="none", conc_every=1), range(3))],
+    ids=["level-5000", "none-50000"],
+)
+def test_table1_hdp_matches_reference_code(ref, kw, seeds):
+    for name, data in (("D1", D1), ("D2", D2)):
+        est = _hdp_p0(data, seeds, **kw)
+        for yv, (mean, sd) in enumerate(ref[name]):
+            # our mean vs the reference mean: 4 standard errors of the difference, + rounding
+            tol = 4 * sd * math.sqrt(1 / len(seeds) + 1 / 10) + 1e-4
+            assert abs(est[:, yv].mean() - mean) <= tol, (name, yv, est[:, yv].mean(), mean, tol)
+
+
+def test_table1_hdp_shares_strength_as_the_paper_describes():
+    d1 = _hdp_p0(D1, range(4), iterations=5000).mean(axis=0)
+    d2 = _hdp_p0(D2, range(4), iterations=5000).mean(axis=0)
+    m1 = 2.5 / 3
+    assert d1[0] > m1 and d2[0] > m1  # pulled towards the marginal, away from uniform
+    assert d1[0] > d2[0]  # D1's y=1 data corroborates P(X1=0) being large; D2's does not
+    assert abs(d1[1] - 0.79) < 0.01 and abs(d2[1] - 0.34) < 0.01  # the paper's printed y=1 values
+
+
+# --------------------------------------------------------------------------- limits and contract
+def test_abundant_data_hdp_close_to_mle():
+    rng = np.random.default_rng(5)
+    N = 30000
+    y = rng.integers(0, 2, N)
+    x0 = np.where(rng.random(N) < 0.7, y, rng.integers(0, 3, N)) % 3
+    x1 = np.where(rng.random(N) < 0.6, (x0 + y) % 3, rng.integers(0, 3, N))
+    X = np.column_stack([x0, x1]).astype(np.int64)
+    cards = np.array([3, 3])
+    structure = [(), (0,)]
+    h = fit_hdp(X, y, structure, cards, 2, iterations=500, seed=0)
+    ct = CountTables(structure, cards, 2).fit(X, y)
+    lj_h, lj_m = h.log_joint(X), ct.log_joint(X, 0.0)
+    np.testing.assert_allclose(lj_h, lj_m, atol=0.02)
+    for yv in range(2):
+        for v in range(3):
+            mle = np.bincount(x1[(y == yv) & (x0 == v)], minlength=3) / np.sum((y == yv) & (x0 == v))
+            np.testing.assert_allclose(h.query(1, yv, (v,)), mle, atol=0.01)
+
+
+def test_deterministic_for_a_seed_and_independent_of_threads():
+    X, y, cards, n_classes = _random_bnc(seed=2)
+    structure = kdb(X, y, cards, n_classes, 2)
+    a = fit_hdp(X, y, structure, cards, n_classes, iterations=300, seed=11)
+    b = fit_hdp(X, y, structure, cards, n_classes, iterations=300, seed=11, n_jobs=2)
+    c = fit_hdp(X, y, structure, cards, n_classes, iterations=300, seed=12)
+    for ta, tb in zip(a.trees, b.trees):
+        assert np.array_equal(ta.est, tb.est) and np.array_equal(ta.t, tb.t)
+    assert any(not np.array_equal(ta.est, tc.est) for ta, tc in zip(a.trees, c.trees))
+    np.testing.assert_array_equal(a.log_joint(X), b.log_joint(X))
+
+
+def test_unseen_configuration_uses_deepest_existing_node():
+    rng = np.random.default_rng(0)
+    N = 300
+    y = rng.integers(0, 2, N)
+    p = rng.integers(0, 2, N)  # value 2 of the parent never occurs in training
+    x = (p + y + rng.integers(0, 2, N)) % 3
+    X = np.column_stack([p, x]).astype(np.int64)
+    cards = np.array([3, 3])
+    h = fit_hdp(X, y, [(), (0,)], cards, 2, iterations=200, seed=0)
+    tree = h.trees[1]
+    for yv in range(2):
+        class_node = tree.offsets[1] + int(np.searchsorted(tree.keys[1], yv))
+        np.testing.assert_array_equal(h.query(1, yv, (2,)), tree.est[class_node])
+        assert not np.array_equal(h.query(1, yv, (0,)), tree.est[class_node])
+    # the same through log_joint, and an out-of-range child value contributes nothing
+    Xq = np.array([[2, 1], [2, 7]])
+    lt = h.factor_log_theta(Xq, 1)
+    for yv in range(2):
+        class_node = tree.offsets[1] + int(np.searchsorted(tree.keys[1], yv))
+        assert lt[0, yv] == pytest.approx(np.log(tree.est[class_node, 1]))
+    assert np.all(lt[1] == 0.0)
+    lj = h.log_joint(Xq)
+    np.testing.assert_allclose(lj, h.log_prior + h.factor_log_theta(Xq, 0) + lt)
+
+
+def test_class_prior_is_the_m1_estimate_and_parameters_counted():
+    X, y, cards, n_classes = _random_bnc(seed=4)
+    structure = kdb(X, y, cards, n_classes, 1)
+    h = fit_hdp(X, y, structure, cards, n_classes, iterations=20)
+    counts = np.bincount(y, minlength=n_classes)
+    np.testing.assert_allclose(h.log_prior, np.log((counts + 1 / n_classes) / (len(y) + 1)))
+    assert h.n_parameters() == sum(t.n_leaves * (t.card - 1) for t in h.trees) + n_classes - 1
+
+
+def test_parents_ordered_by_cmi_and_unselected_attributes_skipped():
+    rng = np.random.default_rng(1)
+    N = 2000
+    y = rng.integers(0, 2, N)
+    strong = rng.integers(0, 3, N)
+    weak = rng.integers(0, 3, N)
+    child = np.where(rng.random(N) < 0.8, strong, np.where(rng.random(N) < 0.2, weak, rng.integers(0, 3, N)))
+    X = np.column_stack([weak, strong, child]).astype(np.int64)
+    cards = np.array([3, 3, 3])
+    structure = [(), (), (0, 1)]  # listed weak first
+    h = fit_hdp(X, y, structure, cards, 2, iterations=20)
+    assert h.trees[2].parents == (1, 0)
+    h2 = fit_hdp(X, y, structure, cards, 2, iterations=20, parent_order="structure")
+    assert h2.trees[2].parents == (0, 1)
+    # query takes parent values in the structure's order whatever the tree order
+    np.testing.assert_array_equal(h.query(2, 0, (2, 1)), h.trees[2].est[h._nodes(np.array([[2, 1, 0]]), h.trees[2])[0, 0]])
+    h3 = fit_hdp(X, y, [(), None, (0,)], cards, 2, iterations=20)
+    assert [t.child for t in h3.trees] == [0, 2]
+    assert h3.log_joint(X[:3]).shape == (3, 2)
+
+
+def test_out_of_range_codes_are_left_out_of_fitting():
+    X, y, cards, n_classes = _random_bnc(seed=6)
+    structure = kdb(X, y, cards, n_classes, 2)
+    Xbad = X.copy()
+    Xbad[:10, 1] = -1
+    Xbad[10:20, 3] = cards[3] + 2
+    h = fit_hdp(Xbad, y, structure, cards, n_classes, iterations=30, debug=True)
+    lj = h.log_joint(Xbad)
+    assert np.all(np.isfinite(lj))
+    for tree in h.trees:  # leaves hold exactly the usable rows
+        cols = (tree.child,) + tree.parents
+        usable = np.all([(Xbad[:, c] >= 0) & (Xbad[:, c] < cards[c]) for c in cols], axis=0)
+        assert tree.n[tree.offsets[-2]:].sum() == usable.sum()
