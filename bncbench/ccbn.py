@@ -62,7 +62,7 @@ def fit_ccbn(clf, codes, y_codes) -> CCBNModel:
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
     layout, pmap, problem = build_problem(
         clf.tables_, codes, y_codes, param=clf.param, init=clf.init, level=getattr(clf, "level", 4),
-        m=clf.m, reg=getattr(clf, "reg", "none"), lam=getattr(clf, "lam", 0.0), **engine,
+        m=clf.m_, reg=getattr(clf, "reg", "none"), lam=getattr(clf, "lam", 0.0), **engine,
     )
     x, trace, n_iter = optimize(clf.optimizer, problem, pmap.x0(), opts)
     return CCBNModel(layout, pmap, problem, x, trace, n_iter)

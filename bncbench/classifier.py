@@ -21,19 +21,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "custom"}, default="nb"
+    structure : {"nb", "tan", "kdb", "skdb", "custom"}, default="nb"
         Structure learner: naive Bayes, tree-augmented naive Bayes
-        (Friedman et al. 1997), k-dependence Bayes (Sahami 1996), or the
-        parent lists given in ``parents``.
+        (Friedman et al. 1997), k-dependence Bayes (Sahami 1996), selective
+        KDB (Martínez et al. 2016: the number of attributes and k* <= k chosen
+        by incremental leave-one-out RMSE), or the parent lists in ``parents``.
     k : int, default=1
-        Number of attribute parents per attribute for ``structure="kdb"``.
+        Number of attribute parents per attribute for ``structure="kdb"``
+        (the largest k for ``"skdb"``).
     parents : list of list of int, default=None
         Attribute parents per attribute for ``structure="custom"``.
-    estimator : {"map"}, default="map"
+    estimator : {"map", "hdp"}, default="map"
         Generative estimate of the probability tables: the m-estimate with
-        back-off to the longest parent prefix that has data.
-    m : float, default=1.0
+        back-off to the longest parent prefix that has data, or hierarchical
+        Dirichlet process estimates (Petitjean et al. 2018; ``bncbench.hdp``).
+    m : float or "auto", default=1.0
         Total mass of the uniform Dirichlet prior of every table row.
+        ``"auto"`` chooses m from {0, 0.05, 0.2, 1, 5, 20} by RMSE on a
+        holdout of min(N/10, 5000) training instances (Petitjean et al. 2018,
+        §6.1), then refits on all training data.
     param : {"generative", "discriminative", "extended", "weighted"}, default="generative"
         Parameterization (Zaidi et al. 2017, Table 2).
     init : {"zeros", "generative"}, default="generative"
@@ -52,6 +58,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         ``lam/2 ||x - 1||^2`` (for weights: pulls towards the generative model).
     lam : float, default=0.0
         Regularization strength.
+    hdp_iterations : int, default=5000
+        Gibbs iterations of ``estimator="hdp"``.
+    tying : {"level", "single", "same_parent", "none"}, default="level"
+        Concentration tying of ``estimator="hdp"``.
+    random_state : int, default=0
+        Seed of the HDP sampler and of the holdout of ``m="auto"``.
     discretize : {"auto", True, False}, default="auto"
         ``"auto"`` discretizes a table with any non-integer column (MDL on
         numeric columns, categories on nominal ones); integer arrays and
@@ -64,8 +76,15 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray
         Class labels.
-    structure_ : list of tuple of int
-        Attribute parents of every attribute (most informative first).
+    structure_ : list of tuple of int or None
+        Attribute parents of every attribute (most informative first);
+        ``None`` for an attribute SkDB left out.
+    columns_ : ndarray of int
+        The attributes the model uses (all but those SkDB left out).
+    m_ : float
+        The m used (chosen on a holdout when ``m="auto"``).
+    hdp_ : HDPTables or None
+        HDP estimates (``estimator="hdp"``).
     cardinalities_ : ndarray of int
         Number of codes per attribute.
     tables_ : CountTables
@@ -103,6 +122,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         level=4,
         reg="none",
         lam=0.0,
+        hdp_iterations=5000,
+        tying="level",
+        random_state=0,
         discretize="auto",
         cardinalities=None,
     ):
@@ -118,6 +140,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.level = level
         self.reg = reg
         self.lam = lam
+        self.hdp_iterations = hdp_iterations
+        self.tying = tying
+        self.random_state = random_state
         self.discretize = discretize
         self.cardinalities = cardinalities
 
@@ -133,12 +158,26 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_params(self):
         if self.param not in PARAMS:
             raise BNCBenchError(f"unknown param {self.param!r}; choose one of {', '.join(PARAMS)}")
-        if self.estimator != "map":
-            raise BNCBenchError(f"unknown estimator {self.estimator!r}; available: map")
-        if not np.isfinite(self.m) or self.m < 0:
-            raise BNCBenchError(f"m must be a finite number >= 0, got {self.m}")
-        if self.structure == "kdb" and (int(self.k) != self.k or self.k < 0):
+        if self.estimator not in ("map", "hdp"):
+            raise BNCBenchError(f"unknown estimator {self.estimator!r}; available: map, hdp")
+        if self.m != "auto":
+            try:
+                m = float(self.m)
+            except (TypeError, ValueError):
+                raise BNCBenchError(f"m must be a number >= 0 or 'auto', got {self.m!r}") from None
+            if not np.isfinite(m) or m < 0:
+                raise BNCBenchError(f"m must be a finite number >= 0, got {self.m}")
+        if self.structure in ("kdb", "skdb") and (int(self.k) != self.k or self.k < 0):
             raise BNCBenchError(f"KDB needs an integer k >= 0, got k={self.k}")
+        if self.estimator == "hdp":
+            from bncbench.hdp import TYINGS
+
+            if self.tying not in TYINGS:
+                raise BNCBenchError(f"unknown tying {self.tying!r}; choose one of {', '.join(TYINGS)}")
+            if int(self.hdp_iterations) < 1:
+                raise BNCBenchError(f"hdp_iterations must be >= 1, got {self.hdp_iterations}")
+            if self.param != "generative":
+                raise BNCBenchError("estimator='hdp' gives generative parameters; use it with param='generative'")
 
     def _codes(self, X, fitting: bool, y=None) -> np.ndarray:
         if hasattr(X, "toarray") or hasattr(X, "tocsr"):
@@ -217,11 +256,30 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             cards = codes.max(axis=0, initial=-1) + 1
         self.cardinalities_ = np.maximum(np.asarray(cards, dtype=np.int64), 1)
         n_classes = len(self.classes_)
-        self.structure_ = learn_structure(
-            self.structure, codes, y_codes, self.cardinalities_, n_classes, k=self.k, parents=self.parents
-        )
-        self.tables_ = CountTables(self.structure_, self.cardinalities_, n_classes).fit(codes, y_codes)
+        if self.structure == "skdb":
+            from bncbench.skdb import restrict, skdb
+
+            m_sel = 1.0 if self.m == "auto" else float(self.m)
+            self.structure_ = skdb(codes, y_codes, self.cardinalities_, n_classes, int(self.k), m=m_sel).structure
+            columns, sub = restrict(self.structure_)
+        else:
+            self.structure_ = learn_structure(
+                self.structure, codes, y_codes, self.cardinalities_, n_classes, k=self.k, parents=self.parents
+            )
+            columns, sub = list(range(codes.shape[1])), self.structure_
+        self.columns_ = np.asarray(columns, dtype=np.int64)
+        codes = codes[:, self.columns_]
+        cards = self.cardinalities_[self.columns_]
+        self.m_ = self._choose_m(sub, cards, codes, y_codes) if self.m == "auto" else float(self.m)
+        self.tables_ = CountTables(sub, cards, n_classes).fit(codes, y_codes)
         self.n_parameters_ = self.tables_.n_parameters()
+        self.hdp_ = None
+        if self.estimator == "hdp":
+            from bncbench.hdp import fit_hdp
+
+            self.hdp_ = fit_hdp(codes, y_codes, sub, cards, n_classes, iterations=int(self.hdp_iterations),
+                                tying=self.tying, seed=int(self.random_state))
+            self.n_parameters_ = self.hdp_.n_parameters()
         self.model_ = None
         for attr in ("trace_", "n_iter_", "n_fev_", "train_cll_"):
             self.__dict__.pop(attr, None)
@@ -235,6 +293,30 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             self.train_cll_ = self.model_.train_cll
         return self
 
+    M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
+
+    def _choose_m(self, structure, cards, codes, y_codes) -> float:
+        """m with the lowest holdout RMSE (ties: the first in :attr:`M_GRID`)."""
+        from bncbench.protocol import rmse
+
+        n = codes.shape[0]
+        n_hold = min(n // 10, 5000)
+        if n_hold < 1:
+            return 1.0
+        rng = np.random.default_rng(int(self.random_state))
+        hold = np.zeros(n, dtype=bool)
+        hold[rng.choice(n, size=n_hold, replace=False)] = True
+        t = CountTables(structure, cards, len(self.classes_)).fit(codes[~hold], y_codes[~hold])
+        best, best_score = 1.0, np.inf
+        for m in self.M_GRID:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                jll = t.log_joint(codes[hold], m)
+                p = np.exp(jll - logsumexp(jll, axis=1, keepdims=True))
+            score = rmse(y_codes[hold], p) if np.isfinite(p).all() else np.inf
+            if score < best_score:
+                best, best_score = m, score
+        return best
+
     def _joint_log_likelihood(self, X) -> np.ndarray:
         check_is_fitted(self, "tables_")
         codes = self._codes(X, False)
@@ -242,13 +324,20 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise BNCBenchError(
                 f"X has {codes.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
             )
+        codes = codes[:, self.columns_]
         if self.model_ is not None:
             return self.model_.log_potentials(codes)
-        return self.tables_.log_joint(codes, float(self.m))
+        if self.hdp_ is not None:
+            return self.hdp_.log_joint(codes)
+        return self.tables_.log_joint(codes, self.m_)
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log class probabilities, normalized in log space."""
         jll = self._joint_log_likelihood(X)
+        # with m = 0 an instance can have probability 0 under every class: predict uniformly
+        dead = ~np.isfinite(jll.max(axis=1))
+        if dead.any():
+            jll[dead] = 0.0
         return jll - logsumexp(jll, axis=1, keepdims=True)
 
     def predict_proba(self, X) -> np.ndarray:

@@ -41,14 +41,14 @@ def model_spec(structure, param, init, optimizer, extra=None) -> ModelSpec:
         params = {k: v for k, v in extra.items() if k != "label"}
         return ModelSpec(extra.get("label") or str(extra["model"]), params)
     params = {"structure": s.get("name", "nb")}
-    if params["structure"] == "kdb":
+    if params["structure"] in ("kdb", "skdb"):
         params["k"] = int(s.get("k", 1))
     if s.get("parents") is not None:
         params["parents"] = s["parents"]
     pname = p.get("name", "generative")
     params["param"] = pname
     for key, val in p.items():
-        if key not in ("name", "label", "suffix"):
+        if key not in ("name", "label", "suffix", "tag"):
             params[key] = val
     if pname != "generative":  # init and optimizer only matter for optimized parameters
         params["init"] = i.get("name", "zeros")
@@ -62,10 +62,12 @@ def model_spec(structure, param, init, optimizer, extra=None) -> ModelSpec:
         params[key] = extra[key]
     if params["structure"] == "kdb" and "k" in params:
         base = f"KDB-{params['k']}"
+    elif params["structure"] == "skdb":
+        base = f"SkDB-{params['k']}"
     else:
         base = s.get("label") or str(params["structure"]).upper()
     suffix = p.get("suffix", PARAM_SUFFIX.get(pname, pname))
-    label = base + (f"^{suffix}" if suffix else "")
+    label = base + (f"^{suffix}" if suffix else "") + (f" {p['tag']}" if p.get("tag") else "")
     if pname != "generative" and params.get("init") == "generative":
         label += " (I)"
     if pname != "generative" and o.get("label"):

@@ -95,7 +95,7 @@ def learn_structure(name: str, X, y, cards, n_classes, *, k: int = 1, parents=No
         return kdb(X, y, cards, n_classes, int(k))
     if name == "custom":
         return validate_parents(parents, X.shape[1])
-    raise BNCBenchError(f"unknown structure {name!r}; choose one of nb, tan, kdb, custom")
+    raise BNCBenchError(f"unknown structure {name!r}; choose one of nb, tan, kdb, skdb, custom")
 
 
 def validate_parents(parents, n_attributes: int) -> Structure:

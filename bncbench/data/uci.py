@@ -179,7 +179,7 @@ def _is_big(entry: dict) -> bool:
 
 
 def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
-    """Dataset groups: ``all``, ``big`` (> 10,000 rows), ``little``, ``zaidi2017``, ``smoke``.
+    """Dataset groups: ``all``, ``big`` (> 10,000 rows), ``little``, ``zaidi2017``, ``petitjean2018``, ``smoke``.
 
     ``smoke`` (and any other extra group) comes from the registry's ``groups``
     section; the others are derived from the entries.
@@ -193,6 +193,7 @@ def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
         "big": [n for n in names if _is_big(reg[n])],
         "little": [n for n in names if not _is_big(reg[n])],
         "zaidi2017": [n for n in names if (reg[n].get("paper") or {}).get("zaidi2017")],
+        "petitjean2018": [n for n in names if (reg[n].get("paper") or {}).get("petitjean2018")],
         "smoke": list(extra.get("smoke", [])),
     }
     for g, members in extra.items():
