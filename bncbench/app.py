@@ -35,6 +35,8 @@ def prepare(cfg: DictConfig) -> Plan:
     from bncbench.models import expand_models
     from bncbench.runner import Protocol
 
+    from hydra.utils import to_absolute_path
+
     try:
         name = str(cfg.name)
         rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
@@ -52,12 +54,15 @@ def prepare(cfg: DictConfig) -> Plan:
     if n_jobs == 0 or n_jobs < -1:
         raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n_jobs}")
     datasets = registry.resolve(dataset_names)
+    if data_dir is not None:
+        data_dir = to_absolute_path(str(data_dir))
     registry.check_available(datasets, data_dir)
     models = expand_models(cfg, conf_dir())
     for m in models:
         _check_model(m)
-    return Plan(name, Path(str(cfg.results_dir)) / name, datasets, models, Protocol(seed, rounds, folds), n_jobs,
-                None if data_dir is None else str(data_dir))
+    # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
+    return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models,
+                Protocol(seed, rounds, folds), n_jobs, None if data_dir is None else to_absolute_path(str(data_dir)))
 
 
 def _check_model(spec) -> None:
@@ -93,12 +98,13 @@ def execute(cfg: DictConfig) -> int:
         progress=progress,
         retry_failed=bool(cfg.get("retry_failed", True)),
     )
-    summary = summarize(plan.root, correction=bool(cfg.get("correction", False)))
-    # the CSV covers every record of the experiment (sweep jobs share the directory)
-    atomic_write_bytes(plan.root / "summary.csv", summary.to_csv(index=False).encode())
+    correction = bool(cfg.get("correction", False))
+    # summary.csv covers every record of the experiment directory (sweep jobs share it);
+    # the printed table this run's tasks only
+    atomic_write_bytes(plan.root / "summary.csv", summarize(plan.root, correction=correction).to_csv(index=False).encode())
     names = [d["name"] for d in plan.datasets]
     labels = [m.label for m in plan.models]
-    mine = summary[summary["dataset"].isin(names) & summary["model"].isin(labels)].copy()
+    mine = summarize(plan.root, correction=correction, keys=counts["keys"])
     mine["_d"] = mine["dataset"].map(names.index)
     mine["_m"] = mine["model"].map(labels.index)
     print(format_table(mine.sort_values(["_d", "_m"]).drop(columns=["_d", "_m"])))
@@ -119,6 +125,8 @@ def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
     options = []
     for o in parsed:
         if o.is_sweep_override():
+            if o.is_interval_sweep() or "glob(" in o.input_line:
+                raise BNCBenchError(f"{o.input_line}: glob and interval sweeps are not supported; list the options")
             vals = list(o.sweep_string_iterator())
             options.append([f"{o.get_key_element()}={v}" for v in vals])
         else:
@@ -163,10 +171,12 @@ def run_cli(args: list[str]) -> int:
         except HydraException as exc:
             raise BNCBenchError(" ".join(str(exc).split())) from None
 
+    codes: list[int] = []  # Hydra drops the task's return value: collect it here
+
     @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
-    def _main(cfg: DictConfig) -> int:
+    def _main(cfg: DictConfig) -> None:
         try:
-            return execute(cfg)
+            codes.append(execute(cfg))
         except BNCBenchError as exc:
             print(f"bncbench: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
@@ -174,7 +184,8 @@ def run_cli(args: list[str]) -> int:
     old = sys.argv
     sys.argv = ["bncbench run", *args]
     try:
-        rc = _main()
+        _main()
     finally:
         sys.argv = old
-    return int(rc or 0)
+    # 1 when any task failed (jobs of a parallel multirun report in their own output)
+    return max(codes, default=0)

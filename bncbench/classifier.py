@@ -14,6 +14,7 @@ from bncbench.structure import learn_structure
 from bncbench.tables import CountTables
 
 PARAMS = ("generative", "discriminative", "extended", "weighted")
+STRUCTURES = ("nb", "tan", "kdb", "skdb", "custom")
 
 
 class BNClassifier(ClassifierMixin, BaseEstimator):
@@ -167,8 +168,27 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 raise BNCBenchError(f"m must be a number >= 0 or 'auto', got {self.m!r}") from None
             if not np.isfinite(m) or m < 0:
                 raise BNCBenchError(f"m must be a finite number >= 0, got {self.m}")
-        if self.structure in ("kdb", "skdb") and (int(self.k) != self.k or self.k < 0):
-            raise BNCBenchError(f"KDB needs an integer k >= 0, got k={self.k}")
+        if self.structure not in STRUCTURES:
+            raise BNCBenchError(f"unknown structure {self.structure!r}; choose one of {', '.join(STRUCTURES)}")
+        if self.structure in ("kdb", "skdb"):
+            if isinstance(self.k, bool) or not isinstance(self.k, (int, float, np.integer)) or int(self.k) != self.k \
+                    or self.k < 0:
+                raise BNCBenchError(f"KDB needs an integer k >= 0, got k={self.k}")
+        if self.structure == "custom" and self.parents is None:
+            raise BNCBenchError("structure='custom' needs parents (one parent list per attribute)")
+        if self.param != "generative":
+            from bncbench.engine.optim import OPTIMIZERS
+
+            if self.init not in ("zeros", "generative"):
+                raise BNCBenchError(f"unknown init {self.init!r}; choose zeros or generative")
+            if self.optimizer not in OPTIMIZERS:
+                raise BNCBenchError(f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+            if self.param == "weighted" and self.level not in (1, 2, 3, 4):
+                raise BNCBenchError(f"weighted level must be 1, 2, 3 or 4, got {self.level!r}")
+            if self.reg not in ("none", "l2", "l2_one"):
+                raise BNCBenchError(f"unknown reg {self.reg!r}; choose none, l2 or l2_one")
+            if not np.isfinite(float(self.lam)) or float(self.lam) < 0:
+                raise BNCBenchError(f"lam must be a finite number >= 0, got {self.lam}")
         if self.estimator == "hdp":
             from bncbench.hdp import TYINGS
 
@@ -255,6 +275,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         else:
             cards = codes.max(axis=0, initial=-1) + 1
         self.cardinalities_ = np.maximum(np.asarray(cards, dtype=np.int64), 1)
+        bad = (codes < 0) | (codes >= self.cardinalities_)
+        if bad.any():
+            j = int(np.flatnonzero(bad.any(axis=0))[0])
+            raise BNCBenchError(
+                f"training codes of attribute {j} are outside [0, {self.cardinalities_[j]}) (e.g. "
+                f"{int(codes[bad[:, j], j][0])}); a missing value needs a code of its own, or pass a table "
+                "with NaN and discretize=True"
+            )
         n_classes = len(self.classes_)
         if self.structure == "skdb":
             from bncbench.skdb import restrict, skdb

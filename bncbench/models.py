@@ -18,6 +18,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from bncbench.errors import BNCBenchError
 
 GROUPS = ("structure", "param", "init", "optimizer")
+FLOAT_PARAMS = ("m", "lam")
 PARAM_SUFFIX = {"generative": "", "discriminative": "d", "extended": "e", "weighted": "w"}
 
 
@@ -42,7 +43,8 @@ def model_spec(structure, param, init, optimizer, extra=None) -> ModelSpec:
         return ModelSpec(extra.get("label") or str(extra["model"]), params)
     params = {"structure": s.get("name", "nb")}
     if params["structure"] in ("kdb", "skdb"):
-        params["k"] = int(s.get("k", 1))
+        k = s.get("k", 1)
+        params["k"] = int(k) if isinstance(k, (int, float)) and float(k).is_integer() else k
     if s.get("parents") is not None:
         params["parents"] = s["parents"]
     pname = p.get("name", "generative")
@@ -60,6 +62,10 @@ def model_spec(structure, param, init, optimizer, extra=None) -> ModelSpec:
         if key == "label":
             continue
         params[key] = extra[key]
+    # one spelling per value, so `m: 1.0` and `param.m=1` give the same task key
+    for key in FLOAT_PARAMS:
+        if isinstance(params.get(key), (int, float)) and not isinstance(params.get(key), bool):
+            params[key] = float(params[key])
     if params["structure"] == "kdb" and "k" in params:
         base = f"KDB-{params['k']}"
     elif params["structure"] == "skdb":

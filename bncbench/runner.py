@@ -24,7 +24,8 @@ from bncbench.data import registry
 from bncbench.models import ModelSpec
 from bncbench.preprocess import Discretizer
 from bncbench.protocol import cv_folds, rmse, zero_one_loss
-from bncbench.store import RECORD_VERSION, ResultStore, task_key
+from bncbench.errors import BNCBenchError
+from bncbench.store import RECORD_VERSION, ResultStore, _safe, task_key
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ def run_task(task: Task, protocol: Protocol, data_dir, store_root) -> dict:
         "fold": task.fold,
         "seed": protocol.seed,
         "n_folds": protocol.folds,
+        "n_rounds": protocol.rounds,
         "key": key,
         "model_params": task.model.params,
     }
@@ -166,20 +168,38 @@ def run_experiment(
     progress: bool | None = None,
     retry_failed: bool = True,
 ) -> dict:
-    """Run every pending task; returns counts of ``total, skipped, ok, failed``."""
+    """Run every pending task; returns counts of ``total, skipped, ok, failed`` and the task ``keys``.
+
+    Raises :class:`BNCBenchError` before running anything when the results
+    directory already holds records of another configuration under one of
+    the plan's (dataset, model label) pairs, so summaries never mix them.
+    """
     protocol = protocol or Protocol()
     store = ResultStore(results_root)
-    store.clean_temp()
+    seen: dict[str, str] = {}
+    for m in models:
+        other = seen.setdefault(_safe(m.label), m.label)
+        if other != m.label:
+            raise BNCBenchError(f"model labels {other!r} and {m.label!r} map to the same directory; rename one")
     tasks = plan_tasks(datasets, models, protocol)
     pending = []
     for t in tasks:
         key = task_key(_task_payload(t, protocol))
         path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, key)
-        if not store.is_done(path, retry_failed=retry_failed):
-            pending.append(t)
+        if store.is_done(path, retry_failed=retry_failed):
+            continue
+        if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, key):
+            raise BNCBenchError(
+                f"{results_root} already holds results of {t.model.label!r} on {t.dataset['name']!r} from a "
+                "different configuration (parameters, seed, folds or data); use another name=, a model "
+                f"'label', or remove {path.parent}"
+            )
+        pending.append(t)
+    store.clean_temp()
     counts = {"total": len(tasks), "skipped": len(tasks) - len(pending), "ok": 0, "failed": 0}
+    keys = {task_key(_task_payload(t, protocol)) for t in tasks}
     if not pending:
-        return counts
+        return {**counts, "keys": keys}
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pending), desc="tasks", unit="task", disable=(None if progress is None else not progress))
@@ -194,7 +214,7 @@ def run_experiment(
         if rec["status"] == "failed":
             bar.write(f"failed: {rec['dataset']} / {rec['model']} r{rec['round']}f{rec['fold']}: {rec['error']}")
     bar.close()
-    return counts
+    return {**counts, "keys": keys}
 
 
 def evaluate(dataset_spec, model_params: dict, *, seed=0, rounds=5, folds=2, data_dir=None, label=None) -> pd.DataFrame:

@@ -161,7 +161,8 @@ def skdb_search(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDBSearch:
     full = kdb(X, y, cards, n_classes, k)
     grid = loo_rmse_grid(X, y, full, order, cards, n_classes, k, m)
     sub = grid[:, 1:]  # at least one attribute
-    kk, nn = np.unravel_index(int(np.argmin(sub)), sub.shape)
+    # a 0/0 leave-one-out estimate (m = 0) is NaN: never select it
+    kk, nn = np.unravel_index(int(np.argmin(np.where(np.isnan(sub), np.inf, sub))), sub.shape)
     return SkDBSearch(order, full, grid, int(nn) + 1, int(kk))
 
 

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import tempfile
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 RECORD_VERSION = 1
+TMP_PREFIX = ".tmp-"
 
 
 def task_key(payload: dict) -> str:
@@ -39,7 +41,7 @@ def _safe(name: str) -> str:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -84,12 +86,42 @@ class ResultStore:
         atomic_write_bytes(path, json.dumps(record, default=_json_default).encode())
 
     def clean_temp(self) -> int:
-        """Remove temporary files left by a killed writer; returns how many."""
+        """Remove temporary files left by killed writers; returns how many.
+
+        A temporary file is named ``.tmp-<host>-<pid>-...``; only files of this
+        host whose writer process is gone are removed, so a concurrent sweep
+        job writing into the same directory is never disturbed.
+        """
         n = 0
-        for tmp in self.root.glob("records/**/.tmp-*"):
+        host = socket.gethostname()
+        for tmp in self.root.glob(f"records/**/{TMP_PREFIX}*"):
+            rest = tmp.name[len(TMP_PREFIX):]
+            if not rest.startswith(host + "-"):
+                continue
+            try:
+                pid = int(rest[len(host) + 1:].split("-", 1)[0])
+            except ValueError:
+                continue
+            if _alive(pid):
+                continue
             tmp.unlink(missing_ok=True)
             n += 1
         return n
+
+    def conflicts(self, dataset: str, model: str, round_: int, fold: int, key: str) -> list:
+        """Completed records of the same (dataset, model label, round, fold) under another key."""
+        path = self.record_path(dataset, model, round_, fold, key)
+        return [p for p in path.parent.glob(f"r{round_}f{fold}-*.json") if p != path]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _json_default(o):

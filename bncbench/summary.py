@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bncbench.errors import BNCBenchError
 from bncbench.protocol import kohavi_wolpert
 from bncbench.store import load_predictions, load_results
 
@@ -21,9 +22,12 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     Needs every fold of every round; returns NaNs otherwise.
     """
     ok = group[group["status"] == "ok"]
-    rounds = sorted(ok["round"].unique())
     n = int(ok["n_instances"].iloc[0]) if len(ok) else 0
     n_folds = int(group["n_folds"].iloc[0]) if "n_folds" in group else 2
+    if "n_rounds" in group and group["n_rounds"].notna().any():
+        rounds = list(range(int(group["n_rounds"].max())))
+    else:  # records before n_rounds was stored: every round that has a record, failed or not
+        rounds = sorted(group["round"].unique())
     complete = len(ok) > 0 and all((ok["round"] == r).sum() == n_folds for r in rounds)
     if not complete or len(rounds) < 2:
         return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
@@ -39,12 +43,27 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     return {"bias": kw["bias"], "variance": kw["variance"], "kw_error": kw["error"]}
 
 
-def summarize(records: pd.DataFrame | str, *, correction: bool = False) -> pd.DataFrame:
-    """One row per (dataset, model): fold means, KW bias/variance, failures."""
+def summarize(records: pd.DataFrame | str, *, correction: bool = False, keys=None) -> pd.DataFrame:
+    """One row per (dataset, model): fold means, KW bias/variance, failures.
+
+    ``keys`` restricts the summary to those task keys (one run's plan).
+    Raises :class:`BNCBenchError` when a (dataset, model label) holds two
+    records of the same (round, fold): results of different configurations
+    that must not be averaged together.
+    """
     if not isinstance(records, pd.DataFrame):
         records = load_results(records)
     if records.empty:
         return pd.DataFrame(columns=["dataset", "model", *METRICS, "n_ok", "n_failed"])
+    if keys is not None:
+        records = records[records["key"].isin(set(keys))]
+    dup = records.duplicated(["dataset", "model", "round", "fold"], keep=False)
+    if dup.any():
+        d = records[dup].iloc[0]
+        raise BNCBenchError(
+            f"records of different configurations share the label {d['model']!r} on {d['dataset']!r} "
+            f"(round {d['round']}, fold {d['fold']}); give them different labels or experiment names"
+        )
     rows = []
     for (dataset, model), g in records.groupby(["dataset", "model"], sort=False):
         ok = g[g["status"] == "ok"]

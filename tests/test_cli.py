@@ -71,3 +71,23 @@ def test_summary_csv_and_printed_table(tmp_path):
     s = pd.read_csv(tmp_path / "r" / "one" / "summary.csv")
     assert list(s["model"]) == ["KDB-2"] and s["n_ok"].iloc[0] == 4
     assert abs(s["bias"].iloc[0] + s["variance"].iloc[0] - s["zero_one"].iloc[0]) < 1e-12
+
+
+INVALID_MODELS = [
+    (["structure.name=foo"], "unknown structure"),
+    (["param=weighted", "init.name=foo"], "unknown init"),
+    (["param=weighted", "optimizer.name=foo"], "unknown optimizer"),
+    (["param=weighted", "param.level=9"], "level must be"),
+    (["param=weighted", "param.reg=foo"], "unknown reg"),
+    (["structure.name=custom"], "needs parents"),
+    (["structure=kdb", "structure.k=2.5"], "integer k"),
+    (["-m", "structure=glob(*)"], "glob"),
+]
+
+
+@pytest.mark.parametrize("args,message", INVALID_MODELS, ids=[" ".join(a) for a, _ in INVALID_MODELS])
+def test_invalid_models_are_caught_before_any_task(tmp_path, args, message):
+    res = run_cli(["run", *args, "dataset.names=[synth-nb]", f"results_dir={tmp_path / 'results'}"], cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()

@@ -88,3 +88,15 @@ def test_informative_attribute_is_selected_and_noise_dropped():
     res = skdb(X, y, cards, 2, k=2)
     assert res.selected[0] == 2
     assert len(res.selected) < 5
+
+
+def test_m_zero_never_selects_an_undefined_loo_score():
+    from bncbench.skdb import skdb_search
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(60, 6))
+    y = rng.integers(0, 2, size=60)
+    s = skdb_search(X, y, np.full(6, 3), 2, 2, m=0.0)
+    assert np.isnan(s.rmse).any()  # m = 0 leaves some leave-one-out estimates at 0/0
+    chosen = s.rmse[s.k_star, s.n_star]
+    assert np.isfinite(chosen) and chosen == np.nanmin(s.rmse[:, 1:])

@@ -104,8 +104,13 @@ def resolve(entries) -> list[dict]:
 def spec_fingerprint(spec: dict) -> str:
     """A stable identity for a dataset spec (with the file checksum for registry data)."""
     ident = dict(spec)
-    if spec["source"] == "uci":
-        ident["sha256"] = _uci().load_registry()[spec["name"]].get("sha256")
+    if spec["source"] == "uci":  # the file's checksum and every parse option of its entry
+        ident["entry"] = _uci().load_registry()[spec["name"]]
+    elif spec["source"] == "file" and spec.get("path"):
+        try:
+            ident["file_sha256"] = _uci().sha256_file(spec["path"])
+        except OSError:
+            pass  # reported when the dataset is loaded
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
