@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     if args.cmd is None:
-        _parser().print_help()
-        return 0
+        _parser().print_help(sys.stderr)
+        return 2
     return {"list": _cmd_list, "check": _cmd_check, "show": _cmd_show, "fetch": _cmd_fetch}[args.cmd](args)
 
 
