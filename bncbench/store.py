@@ -163,7 +163,10 @@ def load_results(root, *, with_trace: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_predictions(record_path) -> dict:
-    """The per-test-instance arrays of one record (``test_index``, ``y_true``, ``y_pred``, ``proba``)."""
+def load_predictions(record_path, keys=None) -> dict:
+    """The per-test-instance arrays of one record (``test_index``, ``y_true``, ``y_pred``, ``proba``).
+
+    ``keys`` limits what is read (each array is decompressed only when asked for).
+    """
     with np.load(Path(record_path).with_suffix(".npz")) as z:
-        return {k: z[k] for k in z.files}
+        return {k: z[k] for k in (z.files if keys is None else keys)}

@@ -33,9 +33,9 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
         return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
     preds = np.full((len(rounds), n), -1, dtype=np.int64)
     y_true = np.full(n, -1, dtype=np.int64)
-    for _, rec in ok.iterrows():
-        arr = load_predictions(rec["path"])
-        preds[rounds.index(rec["round"]), arr["test_index"]] = arr["y_pred"]
+    for path, rnd in zip(ok["path"], ok["round"]):
+        arr = load_predictions(path, keys=("test_index", "y_true", "y_pred"))  # not the class probabilities
+        preds[rounds.index(rnd), arr["test_index"]] = arr["y_pred"]
         y_true[arr["test_index"]] = arr["y_true"]
     if (preds < 0).any():
         return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
