@@ -32,9 +32,13 @@ def tex_escape(text: str) -> str:
     return "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
 
 
+_SUPERSCRIPT = re.compile(r"^([^\^]*)\^([A-Za-z0-9]+)(.*)$")
+"""A model label with a superscript: base, superscript, rest (``KDB-1``, ``d``, `` (I)``)."""
+
+
 def tex_label(label: str) -> str:
     """``KDB-1^d (I)`` -> ``KDB-1$^{\\mathrm{d}}$ (I)``; other text escaped."""
-    m = re.match(r"^([^\^]*)\^([A-Za-z0-9]+)(.*)$", str(label))
+    m = _SUPERSCRIPT.match(str(label))
     if not m:
         return tex_escape(label)
     return f"{tex_escape(m[1])}$^{{\\mathrm{{{m[2]}}}}}${tex_escape(m[3])}"
@@ -46,7 +50,7 @@ def md_escape(text: str) -> str:
 
 def md_label(label: str) -> str:
     """``NB^w (I)`` -> ``NB<sup>w</sup> (I)`` (GitHub Markdown)."""
-    m = re.match(r"^([^\^]*)\^([A-Za-z0-9]+)(.*)$", str(label))
+    m = _SUPERSCRIPT.match(str(label))
     if not m:
         return md_escape(label)
     return f"{md_escape(m[1])}<sup>{m[2]}</sup>{md_escape(m[3])}"
