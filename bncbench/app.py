@@ -78,7 +78,7 @@ def _check_model(spec) -> None:
 
 def execute(cfg: DictConfig) -> int:
     from bncbench.runner import run_experiment
-    from bncbench.store import atomic_write_bytes
+    from bncbench.store import atomic_write_bytes, load_results
     from bncbench.summary import format_table, summarize
 
     plan = prepare(cfg)
@@ -100,11 +100,12 @@ def execute(cfg: DictConfig) -> int:
     )
     correction = bool(cfg.get("correction", False))
     # summary.csv covers every record of the experiment directory (sweep jobs share it);
-    # the printed table this run's tasks only
-    atomic_write_bytes(plan.root / "summary.csv", summarize(plan.root, correction=correction).to_csv(index=False).encode())
+    # the printed table this run's tasks only. The records are read once for both.
+    records = load_results(plan.root)
+    atomic_write_bytes(plan.root / "summary.csv", summarize(records, correction=correction).to_csv(index=False).encode())
     names = [d["name"] for d in plan.datasets]
     labels = [m.label for m in plan.models]
-    mine = summarize(plan.root, correction=correction, keys=counts["keys"])
+    mine = summarize(records, correction=correction, keys=counts["keys"])
     mine["_d"] = mine["dataset"].map(names.index)
     mine["_m"] = mine["model"].map(labels.index)
     print(format_table(mine.sort_values(["_d", "_m"]).drop(columns=["_d", "_m"])))

@@ -183,8 +183,10 @@ def run_experiment(
             raise BNCBenchError(f"model labels {other!r} and {m.label!r} map to the same directory; rename one")
     tasks = plan_tasks(datasets, models, protocol)
     pending = []
+    keys = set()
     for t in tasks:
         key = task_key(_task_payload(t, protocol))
+        keys.add(key)
         path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, key)
         if store.is_done(path, retry_failed=retry_failed):
             continue
@@ -197,7 +199,6 @@ def run_experiment(
         pending.append(t)
     store.clean_temp()
     counts = {"total": len(tasks), "skipped": len(tasks) - len(pending), "ok": 0, "failed": 0}
-    keys = {task_key(_task_payload(t, protocol)) for t in tasks}
     if not pending:
         return {**counts, "keys": keys}
     from tqdm.auto import tqdm

@@ -102,7 +102,16 @@ def resolve(entries) -> list[dict]:
 
 
 def spec_fingerprint(spec: dict) -> str:
-    """A stable identity for a dataset spec (with the file checksum for registry data)."""
+    """A stable identity for a dataset spec (with the file checksum for registry data).
+
+    Computed once per spec and process: every task of a dataset asks for it.
+    """
+    return _fingerprint(json.dumps(spec, sort_keys=True, default=str))
+
+
+@functools.lru_cache(maxsize=256)
+def _fingerprint(spec_json: str) -> str:
+    spec = json.loads(spec_json)
     ident = dict(spec)
     if spec["source"] == "uci":  # the file's checksum and every parse option of its entry
         ident["entry"] = _uci().load_registry()[spec["name"]]
