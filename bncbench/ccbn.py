@@ -46,13 +46,18 @@ class CCBNModel:
 
 
 def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0, reg="none", lam=0.0,
-                  backend="numba", compress=True):
-    """Layout, parameter map and objective for training codes (without optimizing)."""
+                  backend="numba", compress=True, two_class=True):
+    """Layout, parameter map and objective for training codes (without optimizing).
+
+    ``backend``, ``compress`` and ``two_class`` configure the loss
+    (:class:`bncbench.engine.CLL`, :meth:`bncbench.engine.Data.from_rows`);
+    they change the speed, not the objective.
+    """
     layout = Layout(tables, codes)
     gen = layout.generative_phi(float(m))
     pmap = make_map(param, layout, gen, init, int(level))
     data = Data.from_rows(layout.rows(codes), y_codes, tables.n_classes, compress=bool(compress))
-    problem = Problem(CLL(data, layout.n_trained, backend), pmap, reg, float(lam))
+    problem = Problem(CLL(data, layout.n_trained, backend, bool(two_class)), pmap, reg, float(lam))
     return layout, pmap, problem
 
 

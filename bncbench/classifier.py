@@ -93,7 +93,17 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     discretizer_ : Discretizer or None
         The fitted discretization step, if any.
     n_parameters_ : int
-        Number of free parameters of the fitted tables.
+        Number of free parameters. Generative: of the fitted full-depth
+        tables, ``sum_i n_configs_i * |Y| * (|X_i| - 1) + |Y| - 1`` (HDP: of
+        the HDP estimates). Optimized parameterizations: the number of
+        parameters the optimizer adjusts (``model_.x.size``), one per
+        (class, trained row of ``Phi``) for ``"discriminative"`` and
+        ``"extended"`` (every β; a trained row is a value of the class, or
+        of an attribute under a parent configuration seen in training); for
+        ``"weighted"`` the number of weights: ``n_attributes + 1`` at
+        ``level=1``, ``|Y| + sum_i |X_i|`` at 2, ``|Y| (1 + sum_i |X_i|)``
+        at 3, and one per log θ entry of the trained rows at 4 (as many as
+        ``"discriminative"``).
     n_features_in_ : int
         Number of attributes seen in ``fit``.
     model_ : CCBNModel or None
@@ -319,6 +329,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             self.n_iter_ = self.model_.n_iter
             self.n_fev_ = self.model_.n_fev
             self.train_cll_ = self.model_.train_cll
+            self.n_parameters_ = int(self.model_.pmap.n_params)  # the optimized parameters, not the tables
         return self
 
     M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)

@@ -67,6 +67,17 @@ def test_gradient_finite_differences(small, struct, init, param, level):
         assert err_dir < 1e-6, (err, err_dir)
 
 
+@pytest.mark.parametrize("struct", ["nb", "tan"])
+@pytest.mark.parametrize("param,level", MAPS)
+def test_gradient_finite_differences_two_classes(struct, param, level):
+    X, y, cards = _data(300, seed=8, n_classes=2)
+    tables = _tables(X, y, cards, struct)
+    _, pmap, problem = build_problem(tables, X, y, param=param, init="generative", level=level)
+    rng = np.random.default_rng(3)
+    err, err_dir = _fd_check(problem, pmap.x0() + 0.3 * rng.standard_normal(pmap.n_params), rng)
+    assert err < 1e-6 and err_dir < 1e-6, (err, err_dir)
+
+
 @pytest.mark.parametrize("param,reg", [("discriminative", "l2"), ("extended", "l2"), ("weighted", "l2"),
                                        ("weighted", "l2_one")])
 def test_gradient_regularized(small, param, reg):
@@ -130,11 +141,12 @@ def test_same_optimum_all_parameterizations(convex_data, struct):
     assert ref > gen_cll
 
 
-def test_nb_discriminative_is_logistic_regression(convex_data):
+@pytest.mark.parametrize("n_classes", [3, 2])  # 2: the two-class kernel vs binary logistic regression
+def test_nb_discriminative_is_logistic_regression(n_classes):
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import OneHotEncoder
 
-    X, y, cards = _data(3000, seed=5, n_attr=5, card=(2, 4), n_classes=3, p=1, alpha=2.0)
+    X, y, cards = _data(3000, seed=5, n_attr=5, card=(2, 4), n_classes=n_classes, p=1, alpha=2.0)
     clf = BNClassifier(structure="nb", param="discriminative", init="zeros", discretize=False,
                        cardinalities=cards, optimizer_options={"stop": "paper"}).fit(X, y)
     Z = OneHotEncoder(categories=[np.arange(c) for c in cards]).fit_transform(X)
@@ -300,7 +312,8 @@ def test_bad_options(small):
     kw = dict(discretize=False, cardinalities=cards, param="weighted")
     for bad in (dict(level=5), dict(reg="l1"), dict(init="random"), dict(optimizer="adam"),
                 dict(optimizer_options={"stop": "never"}), dict(optimizer_options={"bogus": 1}),
-                dict(optimizer="bfgs", structure="kdb", k=2, optimizer_options={"max_params": 10})):
+                dict(optimizer="bfgs", structure="kdb", k=2, optimizer_options={"max_params": 10}),
+                dict(optimizer_options={"blas_threads": 0}), dict(optimizer_options={"blas_threads": "2"})):
         with pytest.raises(BNCBenchError):
             BNClassifier(**{**kw, **bad}).fit(X, y)
 
@@ -342,3 +355,75 @@ def test_weighted_tying_groups(small, level):
     assert all(len(v) == 1 for v in groups.values())
     assert len(groups) <= pmap.n_params
     assert len({next(iter(v)) for v in groups.values()}) == len(groups)  # distinct groups, distinct weights
+
+
+@pytest.mark.parametrize("scale", [0.5, 30.0])
+def test_two_class_kernel_equals_general(scale):
+    """The score-difference kernel (two classes) = the general kernel: NLL and gradient, relative 1e-12."""
+    rng = np.random.default_rng(int(scale))
+    N, F, n_rows = 2000, 7, 40
+    idx = rng.integers(0, n_rows, (N, F)).astype(np.int32)
+    idx[rng.random((N, F)) < 0.15] = -1  # missing factors contribute nothing
+    idx[:, 0] = 0
+    idx[N // 2 :] = idx[rng.integers(0, N // 2, N - N // 2)]  # duplicates: compressed counts > 1
+    y = rng.integers(0, 2, N)
+    data = Data.from_rows(idx, y, 2, compress=True)
+    assert data.n < N and data.C.max() > 1 and (data.C.min(axis=1) > 0).any()
+    Phi = scale * rng.standard_normal((n_rows, 2))  # scale 30: |d| up to hundreds, both signs
+    two, gen = CLL(data, n_rows, "numba"), CLL(data, n_rows, "numba", two_class=False)
+    nll2, G2 = two(Phi)
+    nll, G = gen(Phi)
+    assert abs(nll2 - nll) <= 1e-12 * abs(nll)
+    np.testing.assert_allclose(G2, G, rtol=1e-12, atol=1e-12 * np.abs(G).max())
+    assert np.array_equal(G2[:, 0], -G2[:, 1])  # gradient rows sum to zero over the classes
+    assert two(Phi, grad=False) == (nll2, None)
+    ref, Gref = CLL(Data.from_rows(idx, y, 2, compress=False), n_rows, "scipy")(Phi)
+    assert nll2 == pytest.approx(ref, rel=1e-12)
+    np.testing.assert_allclose(G2, Gref, rtol=1e-9, atol=1e-9 * np.abs(Gref).max())
+
+
+def test_n_parameters_counts_optimized_parameters():
+    """Optimized models count the parameters the optimizer adjusts, not the generative tables."""
+    # cards (2, 3, 2), two classes; value 2 of attribute 1 never occurs in training
+    R = np.array([(a0, a1, a2, c) for a0, a1, a2, c in np.ndindex(2, 2, 2, 2)
+                  for _ in range(1 + 3 * (a1 == a2) + 2 * (a0 == c))])
+    X, y, cards = R[:, :3], R[:, 3], [2, 3, 2]
+    kw = dict(discretize=False, cardinalities=cards, optimizer_options={"maxiter": 3})
+    tan = BNClassifier(structure="tan", **kw).fit(X, y)
+    assert tan.structure_ == [(), (0,), (1,)]  # chain A0 -> A1 -> A2
+    # generative tables: x0 | y: 2 * 1; x1 | y, x0: 2 * 2 * 2; x2 | y, x1 (x1 in {0, 1} seen): 2 * 2 * 1; + 1
+    assert tan.n_parameters_ == 2 + 8 + 4 + 1
+    # trained rows of Phi: NB 1 + 2 + 3 + 2 = 8; TAN 1 + 2 + 3 * 2 + 2 * 2 (two seen x1 values) = 13
+    expected = {
+        ("nb", "discriminative", 4): 16, ("nb", "extended", 4): 16,
+        ("tan", "discriminative", 4): 26, ("tan", "extended", 4): 26,
+        ("nb", "weighted", 1): 4, ("tan", "weighted", 1): 4,  # 3 attributes + class
+        ("nb", "weighted", 2): 9, ("tan", "weighted", 2): 9,  # 2 classes + 7 attribute values
+        ("nb", "weighted", 3): 16, ("tan", "weighted", 3): 16,  # 2 * (1 + 7)
+        ("nb", "weighted", 4): 16, ("tan", "weighted", 4): 26,  # every log theta entry of the trained rows
+    }
+    for (struct, param, level), n in expected.items():
+        clf = BNClassifier(structure=struct, param=param, level=level, **kw).fit(X, y)
+        assert clf.n_parameters_ == n == clf.model_.x.size, (struct, param, level, clf.n_parameters_)
+
+
+def test_optimizers_run_with_single_threaded_blas(small):
+    """L-BFGS-B's small vector algebra must not pay for BLAS threads (default blas_threads=1)."""
+    from threadpoolctl import threadpool_info
+
+    from bncbench.engine import optimize
+
+    X, y, cards = small
+    _, pmap, problem = build_problem(_tables(X, y, cards, "nb"), X, y, param="discriminative")
+    seen, fg = [], problem.fg
+
+    def spy(x):
+        seen.append(max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"), default=1))
+        return fg(x)
+
+    problem.fg = spy
+    x1, _, _ = optimize("lbfgs", problem, pmap.x0(), {"maxiter": 3})
+    assert seen and set(seen) == {1}
+    _, pmap2, problem2 = build_problem(_tables(X, y, cards, "nb"), X, y, param="discriminative")
+    x2, _, _ = optimize("lbfgs", problem2, pmap2.x0(), {"maxiter": 3, "blas_threads": None})
+    np.testing.assert_allclose(x1, x2, rtol=1e-10, atol=1e-12)

@@ -10,6 +10,14 @@ design row) are merged and carry per-class counts ``C`` (n_unique, Y), which
 gives exactly the same objective and gradient with fewer rows. Two backends:
 ``"numba"`` (one fused, single-threaded pass: gather, log-sum-exp, scatter)
 and ``"scipy"`` (CSR sparse products; reference implementation).
+
+With two classes the numba backend uses a dedicated kernel on score
+*differences*: the loss of a row depends on ``d = S_1 - S_0 = A @ D`` only,
+``D = Phi[:, 1] - Phi[:, 0]``, as ``csum * softplus(d) - C_1 * d``, and the
+gradient rows sum to zero over the classes, ``dL/dPhi[:, 1] = A.T @ (csum *
+sigmoid(d) - C_1) = -dL/dPhi[:, 0]``. It gathers one value and scatters one
+value per (row, factor) instead of two: the same objective and gradient
+(equal to rounding), about three times faster.
 """
 
 from __future__ import annotations
@@ -31,6 +39,14 @@ class Data:
         self.C = np.ascontiguousarray(C, dtype=np.float64)
         self.csum = self.C.sum(axis=1)
         self.total = float(self.csum.sum())
+        self._C1 = None
+
+    @property
+    def C1(self) -> np.ndarray:
+        """Contiguous counts of class 1 (used by the two-class kernel)."""
+        if self._C1 is None:
+            self._C1 = np.ascontiguousarray(self.C[:, 1])
+        return self._C1
 
     @property
     def n(self) -> int:
@@ -108,6 +124,32 @@ def _cll_kernel(idx, C, csum, Phi, G, want_grad):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _cll2_kernel(idx, C1, csum, D, g, want_grad):  # pragma: no cover - compiled
+    """Two classes: NLL from score differences ``d = sum_f D[idx]``; ``g`` = dL/dPhi[:, 1]."""
+    N, F = idx.shape
+    nll = 0.0
+    for n in range(N):
+        d = 0.0
+        for f in range(F):
+            r = idx[n, f]
+            if r >= 0:
+                d += D[r]
+        e = np.exp(-abs(d))  # softplus(d) = max(d, 0) + log1p(e); sigmoid from the same e
+        cs = csum[n]
+        nll += cs * (max(d, 0.0) + np.log1p(e)) - C1[n] * d
+        if want_grad:
+            p = 1.0 / (1.0 + e)
+            if d < 0.0:
+                p *= e
+            t = cs * p - C1[n]  # csum * P(class 1) - C_1
+            for f in range(F):
+                r = idx[n, f]
+                if r >= 0:
+                    g[r] += t
+    return nll
+
+
+@numba.njit(cache=True, nogil=True)
 def _score_kernel(idx, Phi, S):  # pragma: no cover - compiled
     N, F = idx.shape
     Y = Phi.shape[1]
@@ -135,19 +177,43 @@ def design_matrix(idx: np.ndarray, n_rows: int) -> sp.csr_matrix:
 
 
 class CLL:
-    """Negative CLL (summed) and its gradient with respect to ``Phi`` over ``n_rows`` rows."""
+    """Negative CLL (summed) and its gradient with respect to ``Phi`` over ``n_rows`` rows.
 
-    def __init__(self, data: Data, n_rows: int, backend: str = "numba"):
+    Parameters
+    ----------
+    data : Data
+        Training rows and class counts.
+    n_rows : int
+        Rows of ``Phi`` (and of the gradient).
+    backend : {"numba", "scipy"}, default="numba"
+        Fused numba kernel, or CSR sparse products (reference).
+    two_class : bool, default=True
+        With the numba backend and two classes, use the score-difference
+        kernel (same objective and gradient); ``False`` forces the general
+        kernel.
+    """
+
+    def __init__(self, data: Data, n_rows: int, backend: str = "numba", two_class: bool = True):
         if backend not in BACKENDS:
             raise BNCBenchError(f"unknown engine backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.data = data
         self.n_rows = int(n_rows)
         self.backend = backend
+        self.two_class = bool(two_class)
         self._A = design_matrix(data.idx, self.n_rows) if backend == "scipy" else None
 
     def __call__(self, Phi: np.ndarray, grad: bool = True, data: Data | None = None):
         d = self.data if data is None else data
         Phi = np.ascontiguousarray(Phi, dtype=np.float64)
+        if self.backend == "numba" and self.two_class and Phi.shape[1] == 2:
+            g = np.zeros(self.n_rows if grad else 1)
+            nll = _cll2_kernel(d.idx, d.C1, d.csum, Phi[:, 1] - Phi[:, 0], g, grad)
+            if not grad:
+                return float(nll), None
+            G = np.empty((self.n_rows, 2))
+            G[:, 1] = g
+            np.negative(g, out=G[:, 0])
+            return float(nll), G
         if self.backend == "numba":
             G = np.zeros((self.n_rows, Phi.shape[1])) if grad else np.zeros((1, 1))
             nll = _cll_kernel(d.idx, d.C, d.csum, Phi, G, grad)
