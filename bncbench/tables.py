@@ -145,12 +145,14 @@ class CountTables:
     # ------------------------------------------------------------------ estimates
     def log_prior(self, m: float) -> np.ndarray:
         Y = self.n_classes
-        return np.log((self.class_counts + m / Y) / (self.n + m))
+        with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
+            return np.log((self.class_counts + m / Y) / (self.n + m))
 
     def log_theta(self, factor: Factor, level: int, m: float) -> np.ndarray:
         """m-estimate log theta[key, y, x] of a factor at a prefix level."""
         c = factor.levels[level].counts
-        return np.log((c + m / factor.card) / (c.sum(axis=2, keepdims=True) + m))
+        with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
+            return np.log((c + m / factor.card) / (c.sum(axis=2, keepdims=True) + m))
 
     def n_parameters(self) -> int:
         """Free parameters of the full-depth tables: sum of |keys| * |Y| * (|X_i| - 1), plus |Y| - 1."""

@@ -158,3 +158,22 @@ def test_report_cli_user_errors(tiny_run, tmp_path, capsys):
     empty.mkdir()
     with pytest.raises(BNCBenchError, match="no result records"):
         report_main([str(empty)])
+
+
+def test_report_cli_bad_winloss_config(tiny_run, tmp_path, capsys):
+    """A win/loss plot naming an unknown model or with series of different lengths: one line, exit code 2."""
+    from bncbench.__main__ import main
+
+    for plot, expect in (
+        ("{name: wl, series: {a: ['TAN:NB', 'TAN:KDB-9']}}",
+         "win/loss plot 'wl', series 'a': model 'KDB-9' of pair 'TAN:KDB-9' is not in the results"),
+        ("{name: wl, series: {a: ['TAN:NB'], b: ['NB:TAN', 'TAN:NB']}}",
+         "win/loss plot 'wl': every series needs the same number of pairs"),
+        ("{name: wl, x: [1, 2], series: {a: ['TAN:NB']}}", "'x' has 2 labels but each series has 1 pair"),
+    ):
+        cfg = tmp_path / "bad.yaml"
+        cfg.write_text(f"name: tiny\nreport:\n  winloss_plots:\n    - {plot}\n")
+        assert main(["report", str(tiny_run), "--out", str(tmp_path / "o"), "--config", str(cfg), "--no-figures"]) == 2
+        err = capsys.readouterr().err
+        assert expect in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()

@@ -5,6 +5,7 @@ Layout of ``reports/<name>/``::
     index.md, index.html          links to (and shows) every table and figure
     summary.csv                   per (dataset, model) means (bncbench.summary.summarize)
     tables/<wdl name>.{tex,md,csv}       W-D-L tables with sign tests (All / Big)
+    tables/<win/loss plot name>.{tex,md,csv}   the W-D-L counts behind a win/loss plot
     tables/geomean.{md,csv}              geometric means normalized to each group's reference
     tables/friedman.{tex,md,csv}         Friedman test, average ranks, Nemenyi CD
     tables/per_dataset_<metric>_<group>.{tex,md,csv}   mean ± std over folds (appendix)
@@ -37,6 +38,7 @@ from bncbench.report.stats import (
     metric_name,
     subset_datasets,
     wdl_table,
+    winloss_data,
 )
 from bncbench.store import atomic_write_bytes, load_results
 
@@ -193,6 +195,10 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out, *, sec
         sec.items.append(("table", f"**{T.md_escape(spec.name)}**\n\n" + T.wdl_markdown(tab), links))
     sections.append(sec)
 
+    # ---- win/loss plots
+    if cfg.winloss_plots:
+        sections.append(_winloss_section(summary, cfg, w, name))
+
     # ---- geometric means
     sec = Section("Geometric means (normalized to a reference model)")
     acc_metrics = [m for m in cfg.metrics if m not in TIME]
@@ -295,6 +301,30 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out, *, sec
     _write_index(w, name, sections)
     log(f"bncbench: report of {name}: {len(w.files)} files in {out} ({time.perf_counter() - t0:.1f} s); open {out / 'index.html'}")
     return Report(out, cfg, sections, list(w.files))
+
+
+def _winloss_section(summary, cfg, w: _Writer, name: str) -> Section:
+    sec = Section("Win-loss plots")
+    sec.items.append(("text", (
+        "Each curve is a series of pairs A:B, one per x position; the plot shows A's wins minus its losses "
+        "over the datasets where both models have a result (draws, by the W-D-L tables' rule, are ignored; "
+        "`y: both` plots wins and losses instead). The tables give every W/D/L count.")))
+    for spec in cfg.winloss_plots:
+        data = winloss_data(summary, spec.series, spec.metrics, x=spec.x)
+        comment = f"win/loss plot '{spec.name}' of {name}" + (f": {spec.title}" if spec.title else "")
+        links = {
+            "tex": w.text(f"tables/{spec.name}.tex", T.winloss_latex(data, caption_comment=comment)),
+            "md": w.text(f"tables/{spec.name}.md", T.winloss_markdown(data)),
+            "csv": w.text(f"tables/{spec.name}.csv", T.winloss_csv(data)),
+        }
+        if cfg.figures:
+            what = "wins (solid) and losses (dashed)" if spec.y == "both" else "wins - losses (draws ignored)"
+            cap = (f"{spec.name}: {spec.title + '; ' if spec.title else ''}y = {what} of the first model of each "
+                   f"pair; curves: {', '.join(spec.series)}")
+            sec.items.append(("figure", cap, w.figure(f"figures/{spec.name}", "winloss_figure", data, title=spec.title,
+                                                      y=spec.y, xlabel=spec.xlabel)))
+        sec.items.append(("table", f"**{T.md_escape(spec.name)}**\n\n" + T.winloss_markdown(data), links))
+    return sec
 
 
 def _n_jobs(overrides) -> int:

@@ -25,6 +25,16 @@ line; what neither gives is derived from the model labels
         metrics: [zero_one, rmse]
         models: null                 # null: every model
       per_dataset_metrics: [zero_one, rmse, train_time]
+      winloss_plots:                 # win/loss plots: W-D-L of series of pairs along an x axis
+        - name: fig6b
+          title: kDB-5 vs kDB-x
+          metrics: [zero_one, rmse]  # or `metric: rmse`; default: report.metrics
+          x: ["0 (NB)", 1, 2, 3, 4]  # tick labels, one per pair (default: the second model of each pair)
+          xlabel: x                  # optional x axis label
+          y: difference              # difference (wins - losses, default) | both (wins and losses)
+          series:                    # curve name -> pairs 'A:B' (A's wins counted), same length
+            HDP: ["KDB-5 HDP:NB HDP", "KDB-5 HDP:KDB-1 HDP"]
+            m-estimate: ["KDB-5 m-est:NB m-est", "KDB-5 m-est:KDB-1 m-est"]
 
 Model labels follow :mod:`bncbench.models`: ``BASE^s REST`` with ``s`` in
 ``w, d, e`` (weighted, discriminative, extended) and ``REST`` e.g. `` (I)``;
@@ -60,6 +70,26 @@ class GroupSpec:
 
 
 @dataclass
+class WinLossSpec:
+    """A win/loss plot: for each series (a curve), the W-D-L of its pairs along the x axis."""
+
+    name: str
+    series: dict  # {series name: [(a, b)]}, every list of the same length
+    x: list  # tick labels, one per position
+    metrics: list
+    title: str | None = None
+    xlabel: str | None = None
+    y: str = "difference"  # difference | both
+
+
+WINLOSS_KEYS = ("name", "title", "metric", "metrics", "x", "xlabel", "y", "series")
+WINLOSS_Y = ("difference", "both")
+RESERVED_NAMES = ("geomean", "friedman", "convergence_gaps")
+RESERVED_PREFIXES = ("geomean_", "scatter_", "convergence_", "cd_", "per_dataset_")
+"""Names of files the report writes itself: a W-D-L table or win/loss plot may not take them."""
+
+
+@dataclass
 class ConvergenceFamily:
     name: str
     w: str
@@ -82,6 +112,7 @@ class ReportConfig:
     per_dataset_metrics: list = field(default_factory=lambda: ["zero_one", "rmse", "train_time"])
     models: list | None = None  # restrict the report to these models
     figures: bool = True
+    winloss_plots: list = field(default_factory=list)  # WinLossSpec
 
 
 def parse_label(label: str):
@@ -159,7 +190,7 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
     section = dict(section or {})
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     unknown = set(section) - {"reference", "metrics", "pairs", "tables", "groups", "convergence", "friedman",
-                              "per_dataset_metrics", "models", "figures"}
+                              "per_dataset_metrics", "models", "figures", "winloss_plots"}
     if unknown:
         raise BNCBenchError(f"unknown key(s) in the report section: {', '.join(sorted(unknown))}")
     cfg = ReportConfig(name=name)
@@ -205,6 +236,13 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
                     raise BNCBenchError(f"model {m!r} of pair '{a}:{b}' is not in the results; have {', '.join(models)}")
         if not t.pairs:
             raise BNCBenchError("a W-D-L table needs at least one pair (only one model in the results?)")
+        _check_file_name(t.name, "table")
+
+    cfg.winloss_plots = parse_winloss_plots(section.get("winloss_plots"), models, cfg.metrics)
+    clash = sorted(set(names) & {p.name for p in cfg.winloss_plots})
+    if clash:
+        raise BNCBenchError(f"report.winloss_plots name(s) {', '.join(clash)} also name a W-D-L table "
+                            f"(both write tables/<name>.*); rename one")
 
     # plot groups
     if section.get("groups"):
@@ -242,6 +280,86 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
                                              or ["zero_one", "rmse", "train_time"], "per_dataset_metrics")
     cfg.figures = bool(overrides.get("figures", section.get("figures", True)))
     return cfg
+
+
+def _check_file_name(name: str, what: str) -> None:
+    if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIXES):
+        raise BNCBenchError(f"{what} name {name!r} would overwrite a file of the report; choose another "
+                            f"(reserved: {', '.join(RESERVED_NAMES)} and names starting {', '.join(RESERVED_PREFIXES)})")
+
+
+def parse_winloss_plots(items, models: list, default_metrics: list) -> list:
+    """The :class:`WinLossSpec` list of ``report.winloss_plots``, validated against the model labels.
+
+    Every error is one :class:`BNCBenchError` line naming the plot (and series).
+    """
+    if items is None:
+        return []
+    if not isinstance(items, (list, tuple)):
+        raise BNCBenchError("report.winloss_plots must be a list of plots (each with 'name' and 'series')")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise BNCBenchError(f"report.winloss_plots item {i + 1} must be a mapping with 'name' and 'series'")
+        where = f"report.winloss_plots[{i}]" if item.get("name") is None else f"win/loss plot {str(item['name'])!r}"
+        unknown = sorted(set(item) - set(WINLOSS_KEYS))
+        if unknown:
+            raise BNCBenchError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; "
+                                f"allowed: {', '.join(WINLOSS_KEYS)}")
+        if item.get("name") is None:
+            raise BNCBenchError(f"{where} needs a 'name'")
+        name = str(item["name"])
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise BNCBenchError(f"bad win/loss plot name {name!r} (letters, digits, _ . - only)")
+        _check_file_name(name, "win/loss plot")
+        if "metric" in item and "metrics" in item:
+            raise BNCBenchError(f"{where}: give 'metric' or 'metrics', not both")
+        ms = item.get("metrics", item.get("metric"))
+        ms = _as_list(ms, f"winloss_plots.{name}.metrics") if ms is not None else list(default_metrics)
+        if not ms:
+            raise BNCBenchError(f"{where}: no metric")
+        _check_metrics(ms, f"{where}")
+        series_raw = item.get("series")
+        if not isinstance(series_raw, dict) or not series_raw:
+            raise BNCBenchError(f"{where}: 'series' must be a non-empty mapping of curve name -> list of pairs 'A:B'")
+        series = {}
+        for sname, pairs in series_raw.items():
+            sname = str(sname)
+            if isinstance(pairs, str) or not isinstance(pairs, (list, tuple)) or not pairs:
+                raise BNCBenchError(f"{where}, series {sname!r}: give a non-empty list of pairs 'A:B'")
+            parsed = [parse_pair(p) for p in pairs]
+            for a, b in parsed:
+                for m in (a, b):
+                    if m not in models:
+                        raise BNCBenchError(f"{where}, series {sname!r}: model {m!r} of pair '{a}:{b}' is not in "
+                                            f"the results; have {', '.join(models)}")
+            series[sname] = parsed
+        lengths = {s: len(p) for s, p in series.items()}
+        if len(set(lengths.values())) != 1:
+            raise BNCBenchError(f"{where}: every series needs the same number of pairs (one per x position); have "
+                                + ", ".join(f"{s}: {n}" for s, n in lengths.items()))
+        n = next(iter(lengths.values()))
+        x = item.get("x")
+        if x is None:
+            x = [b for _, b in next(iter(series.values()))]
+        elif isinstance(x, (list, tuple)):
+            x = [str(v) for v in x]
+        else:
+            raise BNCBenchError(f"{where}: 'x' must be a list of tick labels, one per pair")
+        if len(x) != n:
+            raise BNCBenchError(f"{where}: 'x' has {len(x)} label{'s' * (len(x) != 1)} but each series has "
+                                f"{n} pair{'s' * (n != 1)}")
+        y = str(item.get("y", "difference"))
+        if y not in WINLOSS_Y:
+            raise BNCBenchError(f"{where}: y must be {' or '.join(WINLOSS_Y)}, not {y!r}")
+        title = item.get("title")
+        xlabel = item.get("xlabel")
+        out.append(WinLossSpec(name, series, x, ms, None if title is None else str(title),
+                               None if xlabel is None else str(xlabel), y))
+    names = [p.name for p in out]
+    if len(set(names)) != len(names):
+        raise BNCBenchError("report.winloss_plots names must be unique")
+    return out
 
 
 # ------------------------------------------------------------------ defaults

@@ -7,7 +7,9 @@
 * :func:`convergence_figure` — training NLL against iteration, log x axis
   (Figs. 13, 14);
 * :func:`convergence_histogram` — the §7.4 iteration gaps (Figs. 15-17);
-* :func:`cd_diagram` — Friedman / Nemenyi critical-difference diagram.
+* :func:`cd_diagram` — Friedman / Nemenyi critical-difference diagram;
+* :func:`winloss_figure` — win/loss plots: wins minus losses of series of
+  pairs along an x axis (Petitjean et al. 2018 Figs. 4, 5, 6b).
 
 Every function returns a :class:`matplotlib.figure.Figure`; :func:`save`
 writes it atomically as ``<base>.pdf`` and ``<base>.png``.
@@ -32,6 +34,8 @@ DPI = 150
 MARKERS = ["x", "^", "o", "s", "D", "v", "P", "*"]
 COLORS = ["tab:red", "tab:green", "tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:gray"]
 TIME_METRICS = ("train_time", "test_time")
+DODGE = 0.06
+"""Sideways offset between the series of a win/loss plot (x positions are 0, 1, 2, ...)."""
 
 
 def display_label(label: str) -> str:
@@ -234,6 +238,73 @@ def convergence_histogram(gaps: dict, *, w_model: str, at: int = 5, title: str |
         ax.tick_params(labelsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------ win/loss plots
+def winloss_figure(data: pd.DataFrame, *, title: str | None = None, y: str = "difference",
+                   xlabel: str | None = None):
+    """Win/loss plot of :func:`~bncbench.report.stats.winloss_data`: one panel per (subset, metric).
+
+    ``y="difference"``: one curve per series, ``wins - losses`` of the first
+    model of each pair (draws ignored), with a line at 0. ``y="both"``: per
+    series a solid curve of the wins and a dashed one of the losses.
+    Curves carry the series name as label; the x axis is categorical with
+    the ``x`` labels in ``position`` order, each series dodged sideways by
+    ``DODGE`` (so equal curves stay visible).
+    """
+    if y not in ("difference", "both"):
+        raise ValueError(f"y must be 'difference' or 'both', not {y!r}")
+    if data.empty:
+        raise ValueError("no win/loss data to plot")
+    subsets = list(dict.fromkeys(data["subset"]))
+    metrics = list(dict.fromkeys(data["metric"]))
+    series = list(dict.fromkeys(data["series"]))
+    xs = data.drop_duplicates("position").sort_values("position")
+    positions, labels = list(xs["position"]), [display_label(v) for v in xs["x"]]
+    width = max(3.2, 0.2 + 0.55 * len(positions))
+    fig, axes = plt.subplots(len(subsets), len(metrics), figsize=(width * len(metrics), 2.9 * len(subsets)),
+                             squeeze=False)
+    from matplotlib.ticker import MaxNLocator
+
+    for r, subset in enumerate(subsets):
+        for c, metric in enumerate(metrics):
+            ax = axes[r][c]
+            panel = data[(data["subset"] == subset) & (data["metric"] == metric)]
+            if y == "difference":
+                ax.axhline(0, color="black", linewidth=0.8)
+            for i, s in enumerate(series):
+                d = panel[panel["series"] == s].sort_values("position")
+                color, marker = COLORS[i % len(COLORS)], ["o", "s", "^", "D", "v", "P", "*", "x"][i % 8]
+                px = d["position"].to_numpy(dtype=float) + DODGE * (i - (len(series) - 1) / 2)
+                if y == "difference":
+                    ax.plot(px, d["wins_minus_losses"], color=color, marker=marker, markersize=4,
+                            linewidth=1.2, label=display_label(s))
+                else:
+                    ax.plot(px, d["wins"], color=color, marker=marker, markersize=4, linewidth=1.2,
+                            label=f"{display_label(s)}: wins")
+                    ax.plot(px, d["losses"], color=color, marker=marker, markersize=4, linewidth=1.2,
+                            linestyle="--", markerfacecolor="none", label=f"{display_label(s)}: losses")
+            ax.set_xticks(positions)
+            ax.set_xticklabels(labels, fontsize=7)
+            ax.set_xlim(min(positions) - 0.3, max(positions) + 0.3)
+            vals = panel["wins_minus_losses"] if y == "difference" else pd.concat([panel["wins"], panel["losses"]])
+            lo, hi = min(0, int(vals.min()) if len(vals) else 0), max(0, int(vals.max()) if len(vals) else 0)
+            pad = max(0.5, 0.06 * (hi - lo))
+            ax.set_ylim(lo - pad, hi + pad)
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.tick_params(labelsize=7)
+            ns = sorted({int(v) for v in panel["n"]})
+            n_txt = f"n = {ns[0]}" if len(ns) == 1 else (f"n = {ns[0]}-{ns[-1]}" if ns else "no data")
+            ax.set_title(f"{metric_name(metric)}, {subset} datasets ({n_txt})", fontsize=9)
+            ax.set_ylabel("wins - losses" if y == "difference" else "datasets", fontsize=8)
+            if xlabel:
+                ax.set_xlabel(xlabel, fontsize=8)
+            if r == 0 and c == 0:
+                ax.legend(fontsize=7, loc="best")
+    if title:
+        fig.suptitle(display_label(title), fontsize=10)
     fig.tight_layout()
     return fig
 

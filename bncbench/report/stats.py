@@ -180,6 +180,55 @@ def wdl_table(summary: pd.DataFrame, pairs, metrics, *, subsets=SUBSETS,
     return pd.DataFrame(rows, columns=cols)
 
 
+WINLOSS_COLUMNS = ["subset", "metric", "series", "position", "x", "model_a", "model_b", "wins", "draws", "losses",
+                   "n", "wins_minus_losses", "p", "significant"]
+
+
+def winloss_data(summary: pd.DataFrame, series: dict, metrics, *, x=None, subsets=SUBSETS,
+                 rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> pd.DataFrame:
+    """The data of a win/loss plot: W-D-L of every pair of every series, by subset and metric.
+
+    ``series``: ``{curve name: [(a, b), ...]}``, all lists of the same length;
+    position ``i`` of every series is plotted at ``x[i]`` (default: the
+    second model of the first series' pairs). Counts are those of
+    :func:`wdl_table` (same draw rule, datasets where both models have a
+    result, subset ``Big`` omitted when no dataset is big). One row per
+    (subset, metric, series, position), columns :data:`WINLOSS_COLUMNS`;
+    ``wins_minus_losses`` is what the plot shows by default (draws ignored).
+    """
+    series = {str(k): [tuple(p) for p in v] for k, v in series.items()}
+    if not series:
+        raise BNCBenchError("a win/loss plot needs at least one series")
+    lengths = {len(v) for v in series.values()}
+    if len(lengths) != 1 or 0 in lengths:
+        raise BNCBenchError("every series of a win/loss plot needs the same, non-zero number of pairs")
+    n_pos = lengths.pop()
+    x = [b for _, b in next(iter(series.values()))] if x is None else [str(v) for v in x]
+    if len(x) != n_pos:
+        raise BNCBenchError(f"a win/loss plot has {len(x)} x labels for {n_pos} pairs per series")
+    known = set(summary["model"]) if len(summary) else set()
+    for pairs in series.values():
+        for a, b in pairs:
+            for m in (a, b):
+                if m not in known:
+                    raise BNCBenchError(f"model {m!r} is not in the results; models: {', '.join(sorted(known))}")
+    rows = []
+    for subset in subsets:
+        dsets = subset_datasets(summary, subset)
+        if not dsets:
+            continue
+        for metric in metrics:
+            mat = metric_matrix(summary, metric, datasets=dsets)
+            for name, pairs in series.items():
+                for i, (a, b) in enumerate(pairs):
+                    r = wdl(mat[a], mat[b], rtol=rtol, atol=atol)
+                    rows.append({"subset": subset, "metric": metric, "series": name, "position": i, "x": x[i],
+                                 "model_a": a, "model_b": b, "wins": r.wins, "draws": r.draws, "losses": r.losses,
+                                 "n": r.n, "wins_minus_losses": r.wins - r.losses, "p": r.p,
+                                 "significant": r.significant})
+    return pd.DataFrame(rows, columns=WINLOSS_COLUMNS)
+
+
 # --------------------------------------------------------------- geometric means
 def geometric_mean_ratios(summary: pd.DataFrame, metric: str, models, reference: str, datasets=None) -> dict:
     """Geometric mean over datasets of ``metric(model) / metric(reference)``.
