@@ -24,6 +24,7 @@ import matplotlib
 
 matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -161,6 +162,9 @@ def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list, metrics=
                 ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
                 ax.set_xlim(lo, hi)
                 ax.set_ylim(lo, hi)
+            if metric not in TIME_METRICS:  # at most 5 ticks: narrow ranges (e.g. 0.1400-0.1550) crowd the axis
+                ax.xaxis.set_major_locator(MaxNLocator(5))
+                ax.yaxis.set_major_locator(MaxNLocator(5))
             ax.set_aspect("equal", adjustable="box")
             ax.set_xlabel(display_label(x_model), fontsize=8)
             ax.set_title(f"{metric_name(metric)}, {subset}", fontsize=9)
