@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -157,6 +158,33 @@ def plan_tasks(datasets: list[dict], models: list[ModelSpec], protocol: Protocol
     ]
 
 
+_clock = time.monotonic  # the progress log's clock (tests replace it)
+
+
+class _ProgressLog:
+    """``tasks: done/total (pct), failed, elapsed, ETA`` on stderr at most every ``every`` seconds."""
+
+    def __init__(self, total: int, every: float = 60.0):
+        self.total, self.every, self.done = total, every, 0
+        self.start = self.last = _clock()
+
+    def update(self, failed: int = 0) -> None:
+        self.done += 1
+        now = _clock()
+        if now - self.last < self.every and self.done < self.total:
+            return
+        self.last = now
+        el = now - self.start
+        eta = el / self.done * (self.total - self.done)
+        print(f"tasks: {self.done}/{self.total} ({100 * self.done / self.total:.1f} %), {failed} failed, "
+              f"elapsed {_hms(el)}, ETA {_hms(eta)}", file=sys.stderr, flush=True)
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
 def run_experiment(
     datasets: list[dict],
     models: list[ModelSpec],
@@ -204,6 +232,8 @@ def run_experiment(
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(pending), desc="tasks", unit="task", disable=(None if progress is None else not progress))
+    # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
+    log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
     jobs = (delayed(run_task)(t, protocol, data_dir, str(results_root)) for t in pending)
     if n_jobs == 1:
         results = (run_task(t, protocol, data_dir, str(results_root)) for t in pending)
@@ -212,6 +242,8 @@ def run_experiment(
     for rec in results:
         counts[rec["status"]] += 1
         bar.update(1)
+        if log is not None:
+            log.update(counts["failed"])
         if rec["status"] == "failed":
             bar.write(f"failed: {rec['dataset']} / {rec['model']} r{rec['round']}f{rec['fold']}: {rec['error']}")
     bar.close()

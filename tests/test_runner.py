@@ -209,3 +209,33 @@ def test_stale_temp_files_of_dead_writers_are_removed_live_ones_kept(tmp_path):
         p.write_text("x")
     assert ResultStore(tmp_path).clean_temp() == 1
     assert not dead.exists() and live.exists() and other.exists()
+
+
+def test_progress_is_logged_without_a_terminal(tmp_path, capsys, monkeypatch):
+    """No TTY (pytest captures stderr): tqdm is silent, one progress line a minute and a final one."""
+    from bncbench import runner
+
+    clock = iter(float(60 * i) for i in range(1000))  # every task "takes" a minute
+    monkeypatch.setattr(runner, "_clock", lambda: next(clock))
+    run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("NB", {"structure": "nb"})], results_root=tmp_path,
+                   protocol=Protocol(seed=0, rounds=2, folds=2), progress=None)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("tasks:")]
+    assert len(lines) == 4
+    assert lines[0] == "tasks: 1/4 (25.0 %), 0 failed, elapsed 0:01:00, ETA 0:03:00"
+    assert lines[-1] == "tasks: 4/4 (100.0 %), 0 failed, elapsed 0:04:00, ETA 0:00:00"
+    run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("KDB-1", {"structure": "kdb", "k": 1})],
+                   results_root=tmp_path, protocol=Protocol(seed=0, rounds=2, folds=2), progress=False)
+    assert "tasks:" not in capsys.readouterr().err  # progress=False: silent
+
+
+def test_progress_log_is_rate_limited(capsys, monkeypatch):
+    from bncbench import runner
+
+    t = iter([0.0, 10.0, 20.0, 70.0, 80.0, 90.0])  # start, then one reading per task
+    monkeypatch.setattr(runner, "_clock", lambda: next(t))
+    log = runner._ProgressLog(5, every=60.0)
+    for _ in range(5):
+        log.update(failed=1)
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["tasks: 3/5 (60.0 %), 1 failed, elapsed 0:01:10, ETA 0:00:47",
+                   "tasks: 5/5 (100.0 %), 1 failed, elapsed 0:01:30, ETA 0:00:00"]
