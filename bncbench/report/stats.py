@@ -206,26 +206,16 @@ def winloss_data(summary: pd.DataFrame, series: dict, metrics, *, x=None, subset
     x = [b for _, b in next(iter(series.values()))] if x is None else [str(v) for v in x]
     if len(x) != n_pos:
         raise BNCBenchError(f"a win/loss plot has {len(x)} x labels for {n_pos} pairs per series")
-    known = set(summary["model"]) if len(summary) else set()
-    for pairs in series.values():
-        for a, b in pairs:
-            for m in (a, b):
-                if m not in known:
-                    raise BNCBenchError(f"model {m!r} is not in the results; models: {', '.join(sorted(known))}")
+    pairs = list(dict.fromkeys(p for ps in series.values() for p in ps))
+    table = wdl_table(summary, pairs, metrics, subsets=subsets, rtol=rtol, atol=atol)
     rows = []
-    for subset in subsets:
-        dsets = subset_datasets(summary, subset)
-        if not dsets:
-            continue
-        for metric in metrics:
-            mat = metric_matrix(summary, metric, datasets=dsets)
-            for name, pairs in series.items():
-                for i, (a, b) in enumerate(pairs):
-                    r = wdl(mat[a], mat[b], rtol=rtol, atol=atol)
-                    rows.append({"subset": subset, "metric": metric, "series": name, "position": i, "x": x[i],
-                                 "model_a": a, "model_b": b, "wins": r.wins, "draws": r.draws, "losses": r.losses,
-                                 "n": r.n, "wins_minus_losses": r.wins - r.losses, "p": r.p,
-                                 "significant": r.significant})
+    for (subset, metric), g in table.groupby(["subset", "metric"], sort=False):
+        by_pair = {(r["model_a"], r["model_b"]): r for r in g.to_dict("records")}
+        for name, ps in series.items():
+            for i, (a, b) in enumerate(ps):
+                r = by_pair[(a, b)]
+                rows.append({**r, "series": name, "position": i, "x": x[i],
+                             "wins_minus_losses": r["wins"] - r["losses"]})
     return pd.DataFrame(rows, columns=WINLOSS_COLUMNS)
 
 

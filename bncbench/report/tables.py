@@ -165,6 +165,19 @@ def _winloss_pairs_note(data: pd.DataFrame, label) -> list:
     return out
 
 
+def _winloss_row(data, subset, metric, series, positions, missing: str, bold: str) -> list:
+    """The W/D/L cells of one (subset, metric, series) row; ``bold`` formats a significant cell."""
+    cells = []
+    for pos in positions:
+        r = _winloss_cell(data, subset, metric, series, pos)
+        if r is None:
+            cells.append(missing)
+            continue
+        c = f"{int(r['wins'])}/{int(r['draws'])}/{int(r['losses'])}"
+        cells.append(bold.format(c) if bool(r["significant"]) else c)
+    return cells
+
+
 def winloss_markdown(data: pd.DataFrame) -> str:
     """The counts behind a win/loss plot: one row per (subset, metric, series), one W/D/L column per x."""
     xs, positions, _ = _winloss_layout(data)
@@ -172,13 +185,7 @@ def winloss_markdown(data: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["--:"] * len(xs)) + "|"]
     for subset, metric, series in dict.fromkeys(zip(data["subset"], data["metric"], data["series"])):
         cells = [subset, metric_name(metric), md_escape(series)]
-        for pos in positions:
-            r = _winloss_cell(data, subset, metric, series, pos)
-            if r is None:
-                cells.append("-")
-                continue
-            c = f"{int(r['wins'])}/{int(r['draws'])}/{int(r['losses'])}"
-            cells.append(f"**{c}**" if bool(r["significant"]) else c)
+        cells += _winloss_row(data, subset, metric, series, positions, "-", "**{}**")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(f"W/D/L: datasets where the first model of the pair has the lower / an equal / a higher mean; "
@@ -207,13 +214,7 @@ def winloss_latex(data: pd.DataFrame, *, caption_comment: str | None = None) -> 
         sub = data[data["subset"] == subset]
         for metric, series in dict.fromkeys(zip(sub["metric"], sub["series"])):
             cells = [tex_escape(metric_name(metric)), tex_escape(series)]
-            for pos in positions:
-                r = _winloss_cell(data, subset, metric, series, pos)
-                if r is None:
-                    cells.append("--")
-                    continue
-                c = f"{int(r['wins'])}/{int(r['draws'])}/{int(r['losses'])}"
-                cells.append(f"\\textbf{{{c}}}" if bool(r["significant"]) else c)
+            cells += _winloss_row(data, subset, metric, series, positions, "--", "\\textbf{{{}}}")
             lines.append(" & ".join(cells) + " \\\\")
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
