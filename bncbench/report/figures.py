@@ -270,8 +270,6 @@ def winloss_figure(data: pd.DataFrame, *, title: str | None = None, y: str = "di
     width = max(3.2, 0.2 + 0.55 * len(positions))
     fig, axes = plt.subplots(len(subsets), len(metrics), figsize=(width * len(metrics), 2.9 * len(subsets)),
                              squeeze=False)
-    from matplotlib.ticker import MaxNLocator
-
     for r, subset in enumerate(subsets):
         for c, metric in enumerate(metrics):
             ax = axes[r][c]
