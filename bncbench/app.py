@@ -62,7 +62,7 @@ def prepare(cfg: DictConfig) -> Plan:
         _check_model(m)
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models,
-                Protocol(seed, rounds, folds), n_jobs, None if data_dir is None else to_absolute_path(str(data_dir)))
+                Protocol(seed, rounds, folds), n_jobs, data_dir)
 
 
 def _check_model(spec) -> None:

@@ -315,7 +315,7 @@ def _winloss_section(summary, cfg, w: _Writer, name: str) -> Section:
         links = {
             "tex": w.text(f"tables/{spec.name}.tex", T.winloss_latex(data, caption_comment=comment)),
             "md": w.text(f"tables/{spec.name}.md", T.winloss_markdown(data)),
-            "csv": w.text(f"tables/{spec.name}.csv", T.winloss_csv(data)),
+            "csv": w.text(f"tables/{spec.name}.csv", T.wdl_csv(data)),
         }
         if cfg.figures:
             what = "wins (solid) and losses (dashed)" if spec.y == "both" else "wins - losses (draws ignored)"

@@ -145,9 +145,9 @@ def wdl_csv(table: pd.DataFrame) -> str:
 
 # ------------------------------------------------------------ win/loss plots
 def _winloss_layout(data: pd.DataFrame):
-    """x labels by position, series in order, and the (subset, metric, series) rows in order."""
+    """x labels and positions, in position order."""
     xs = data.drop_duplicates("position").sort_values("position")
-    return list(xs["x"]), list(xs["position"]), list(dict.fromkeys(data["series"]))
+    return list(xs["x"]), list(xs["position"])
 
 
 def _winloss_cell(data, subset, metric, series, pos):
@@ -180,7 +180,7 @@ def _winloss_row(data, subset, metric, series, positions, missing: str, bold: st
 
 def winloss_markdown(data: pd.DataFrame) -> str:
     """The counts behind a win/loss plot: one row per (subset, metric, series), one W/D/L column per x."""
-    xs, positions, _ = _winloss_layout(data)
+    xs, positions = _winloss_layout(data)
     head = ["Datasets", "Metric", "Series"] + [md_escape(x) for x in xs]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["--:"] * len(xs)) + "|"]
     for subset, metric, series in dict.fromkeys(zip(data["subset"], data["metric"], data["series"])):
@@ -196,7 +196,7 @@ def winloss_markdown(data: pd.DataFrame) -> str:
 
 def winloss_latex(data: pd.DataFrame, *, caption_comment: str | None = None) -> str:
     """The same as :func:`winloss_markdown` as a booktabs ``tabular``, All then Big blocks."""
-    xs, positions, _ = _winloss_layout(data)
+    xs, positions = _winloss_layout(data)
     ncol = 2 + len(xs)
     lines = []
     if caption_comment:
@@ -219,10 +219,6 @@ def winloss_latex(data: pd.DataFrame, *, caption_comment: str | None = None) -> 
     lines.append("\\bottomrule")
     lines.append("\\end{tabular}")
     return "\n".join(lines) + "\n"
-
-
-def winloss_csv(data: pd.DataFrame) -> str:
-    return data.to_csv(index=False, float_format="%.6g")
 
 
 # ------------------------------------------------------------- per-dataset table
@@ -361,7 +357,7 @@ def friedman_frame(results: list) -> pd.DataFrame:
 
 __all__ = [
     "tex_escape", "tex_label", "md_label", "format_p", "wdl_latex", "wdl_markdown", "wdl_csv",
-    "winloss_markdown", "winloss_latex", "winloss_csv",
+    "winloss_markdown", "winloss_latex",
     "per_dataset_frame", "per_dataset_latex", "per_dataset_markdown", "per_dataset_csv",
     "friedman_latex", "friedman_frame", "frame_markdown", "METRIC_NAMES",
 ]
