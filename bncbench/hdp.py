@@ -15,8 +15,9 @@ be). Nodes exist only for the parent configurations seen in training.
 
 The latent pseudo-counts ``t`` of every node are sampled by a collapsed Gibbs
 sampler (within +-``window`` of their current value, Eq. 11 and Algorithm 3)
-using log unsigned Stirling numbers of the first kind from one shared table
-that grows on demand; concentrations are tied per ``tying`` strategy and
+with weights built from ratios of neighbouring unsigned Stirling numbers of
+the first kind (two shared tables, grown on demand by a recurrence in ratio
+space); concentrations are tied per ``tying`` strategy and
 resampled every ``conc_every`` iterations by the Beta/Gamma augmentation
 (Algorithm 5, Gamma(2, 1) prior, capped at 4000); the estimates of
 Eqs. 12-14 are averaged over every post-burn-in iteration.
@@ -54,8 +55,6 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from numba.core import types as _nbtypes
-from numba.extending import intrinsic
 from scipy.special import digamma
 
 from bncbench.errors import BNCBenchError
@@ -74,9 +73,9 @@ AGG_DEPTH = 32
 SMALL_BETA = 8
 """Beta(a, n) draws with an integer n up to this use the product of n Beta(a + i, 1) draws."""
 MAX_TABLE_BYTES = 2 << 30
-"""Largest log-Stirling table we are willing to allocate (float64 entries)."""
+"""Largest pair of Stirling tables (the sampler's two ratio tables, float64) we allocate."""
 
-_NEG_INF = -np.inf
+_FAST = {"nsz", "arcp", "contract", "reassoc"}  # no nnan/ninf: the sampler selects around inf/nan ratios
 
 
 # --------------------------------------------------------------------------- Stirling numbers
@@ -112,44 +111,89 @@ def _fill_stirling(table, r0, c0):  # pragma: no cover - compiled
                 table[n, t] = _logaddexp(table[n - 1, t - 1], math.log(n - 1.0) + table[n - 1, t])
 
 
-class _StirlingCache:
-    """One process-wide table of log S(n, t), grown on demand and shared by every tree.
+@numba.njit(cache=True, nogil=True)
+def _fill_ratios(up_t, up_n, r0, c0):  # pragma: no cover - compiled
+    """Complete the ratio tables outside the block already filled for ``r0`` x ``c0`` Stirling numbers.
 
-    Kept in both orientations (``table[n, t]`` and ``transposed[t, n]``) so
-    that the sampler reads a row of the node's n and a row of its parent's t
-    from contiguous memory. Growing allocates new arrays (the old ones stay
-    valid for whoever holds them), so threads keep sampling with the tables
-    they were given.
+    ``up_t[n, t] = S(n, t+1) / S(n, t)`` and ``up_n[t, n] = S(n+1, t) / S(n, t)``, 0 where
+    undefined or zero. Dividing the recurrence S(n, t) = S(n-1, t-1) + (n-1) S(n-1, t) through
+    by S(n-1, t) gives, for 1 <= t < n,
+
+        up_t[n, t] = (1 + (n-1) up_t[n-1, t]) / (1 / up_t[n-1, t-1] + (n-1))
+
+    (the first term of the denominator 0 for t = 1), and dividing S(n+1, t) = S(n, t-1) +
+    n S(n, t) by S(n, t), up_n[t, n] = n + 1 / up_t[n, t-1] (n for t = 1), 1 <= t <= n.
+    Sums and products of positive numbers only: the relative error grows at most linearly
+    in n (a few 1e-16 per row).
+    """
+    rows, cw = up_t.shape  # cw = cols - 1
+    for n in range(rows):
+        for t in range(max(c0 - 1, 0) if n < r0 else 0, cw):
+            if t == 0 or t >= n:
+                up_t[n, t] = 0.0
+            else:
+                inv = 0.0 if t == 1 else 1.0 / up_t[n - 1, t - 1]
+                up_t[n, t] = (1.0 + (n - 1) * up_t[n - 1, t]) / (inv + (n - 1))
+    for t in range(cw + 1):
+        for n in range(max(r0 - 1, 0) if t < c0 else 0, rows - 1):
+            if t == 0 or t > n:
+                up_n[t, n] = 0.0
+            else:
+                up_n[t, n] = n + (0.0 if t == 1 else 1.0 / up_t[n, t - 1])
+
+
+class _StirlingCache:
+    """Process-wide Stirling-number tables, grown on demand and shared by every tree.
+
+    The sampler reads ratios of neighbouring Stirling numbers, each table in the
+    orientation it reads it in: ``up_t[n, t] = S(n, t+1) / S(n, t)`` (a row of
+    the node's n) and ``up_n[t, n] = S(n+1, t) / S(n, t)`` (a row of its
+    parent's t). ``log_table[n, t] = log S(n, t)`` is kept apart, for
+    :func:`stirling_table` and :func:`log_stirling` only. Growing allocates new
+    arrays (the old ones stay valid for whoever holds them), so threads keep
+    sampling with the tables they were given; only the new entries are computed.
     """
 
     def __init__(self):
         self._lock = threading.Lock()
-        self.table = np.zeros((0, 0))
-        self.transposed = np.zeros((0, 0))
-        self._grow(64, 64)
+        self.up_t = np.zeros((0, 0))
+        self.up_n = np.zeros((0, 0))
+        self.log_table = np.zeros((0, 0))
 
-    def _grow(self, rows, cols):
-        old = self.table
-        r0, c0 = old.shape
-        rows, cols = max(rows, r0), max(cols, c0)
-        if 2 * rows * cols * 8 > MAX_TABLE_BYTES:
-            raise BNCBenchError(
-                f"log-Stirling tables of {rows} x {cols} entries exceed {MAX_TABLE_BYTES >> 20} MiB"
-            )
-        new = np.empty((rows, cols))
-        new[:r0, :c0] = old
-        _fill_stirling(new, r0, c0)
-        self.table, self.transposed = new, np.ascontiguousarray(new.T)
+    @staticmethod
+    def _target(shape, rows, cols):
+        r0, c0 = shape
+        nr = max(rows, int(r0 * 1.5), 64) if rows > r0 else r0
+        nc = max(cols, int(c0 * 1.5), 64) if cols > c0 else c0
+        if 2 * nr * nc * 8 > MAX_TABLE_BYTES:
+            raise BNCBenchError(f"Stirling tables of {nr} x {nc} entries exceed {MAX_TABLE_BYTES >> 20} MiB")
+        return nr, nc
 
     def ensure(self, rows: int, cols: int):
-        """``(table, transposed)`` with at least ``rows`` x ``cols`` entries (grown by >= 1.5x)."""
+        """``(up_t, up_n)`` covering S(n, t) for at least ``n < rows``, ``t < cols`` (grown by >= 1.5x)."""
         with self._lock:
-            r0, c0 = self.table.shape
+            r0, c0 = self.up_t.shape[0], self.up_n.shape[0]
             if rows > r0 or cols > c0:
-                nr = max(rows, int(r0 * 1.5)) if rows > r0 else r0
-                nc = max(cols, int(c0 * 1.5)) if cols > c0 else c0
-                self._grow(nr, nc)
-            return self.table, self.transposed
+                nr, nc = self._target((r0, c0), rows, cols)
+                up_t = np.empty((nr, nc - 1))
+                up_n = np.empty((nc, nr - 1))
+                up_t[:r0, : max(c0 - 1, 0)] = self.up_t
+                up_n[:c0, : max(r0 - 1, 0)] = self.up_n
+                _fill_ratios(up_t, up_n, r0, c0)
+                self.up_t, self.up_n = up_t, up_n
+            return self.up_t, self.up_n
+
+    def ensure_log(self, rows: int, cols: int) -> np.ndarray:
+        """``log_table`` with at least ``rows`` x ``cols`` entries (grown by >= 1.5x)."""
+        with self._lock:
+            old = self.log_table
+            if rows > old.shape[0] or cols > old.shape[1]:
+                nr, nc = self._target(old.shape, rows, cols)
+                new = np.empty((nr, nc))
+                new[: old.shape[0], : old.shape[1]] = old
+                _fill_stirling(new, *old.shape)
+                self.log_table = new
+            return self.log_table
 
 
 _STIRLING = _StirlingCache()
@@ -157,50 +201,12 @@ _STIRLING = _StirlingCache()
 
 def stirling_table(rows: int, cols: int) -> np.ndarray:
     """The shared table ``T`` with ``T[n, t] = log S(n, t)`` for ``n < rows, t < cols`` (at least)."""
-    return _STIRLING.ensure(int(rows), int(cols))[0]
+    return _STIRLING.ensure_log(int(rows), int(cols))
 
 
 def log_stirling(n: int, t: int) -> float:
     """log of the unsigned Stirling number of the first kind S(n, t) (``-inf`` when it is 0)."""
     return float(stirling_table(n + 1, t + 1)[n, t])
-
-
-# --------------------------------------------------------------------------- fast exp
-@intrinsic
-def _i64_as_f64(typingctx, x):  # pragma: no cover - compiled
-    """Reinterpret the bits of an int64 as a float64."""
-    sig = _nbtypes.float64(_nbtypes.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(_nbtypes.float64))
-
-    return sig, codegen
-
-
-_FAST = {"nsz", "arcp", "contract", "reassoc"}  # no nnan/ninf: the code relies on -inf
-
-
-@numba.njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _exp_neg(x):  # pragma: no cover - compiled
-    """exp(x) for x <= 0 without a libm call, so that loops of it vectorize.
-
-    Cody-Waite reduction x = k ln2 + r, |r| <= ln2/2, a degree-11 Taylor
-    polynomial in Estrin form and 2^k built in the exponent bits; relative
-    error below 1e-14. Arguments below -708 are clamped (exp(-708) ~ 3e-308).
-    """
-    x = max(x, -708.0)
-    k = math.floor(x * 1.4426950408889634 + 0.5)
-    r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10
-    r2 = r * r
-    r4 = r2 * r2
-    p01 = 1.0 + r
-    p23 = 0.5 + r * (1.0 / 6.0)
-    p45 = 1.0 / 24.0 + r * (1.0 / 120.0)
-    p67 = 1.0 / 720.0 + r * (1.0 / 5040.0)
-    p89 = 1.0 / 40320.0 + r * (1.0 / 362880.0)
-    pab = 1.0 / 3628800.0 + r * (1.0 / 39916800.0)
-    poly = (p01 + r2 * p23) + r4 * ((p45 + r2 * p67) + r4 * (p89 + r2 * pab))
-    return poly * _i64_as_f64((np.int64(k) + 1023) << 52)
 
 
 # --------------------------------------------------------------------------- random numbers
@@ -279,35 +285,64 @@ def _log_beta_variate(s, a, b):  # pragma: no cover - compiled
 
 
 # --------------------------------------------------------------------------- the sampler
-@numba.njit(cache=True, nogil=True)
-def _rising_cache(alpha, grp, internal, Nm, window):  # pragma: no cover - compiled
-    """Per concentration group g: cache[off[g] + m] = log alpha_g^(m) = lgamma(alpha+m) - lgamma(alpha).
+@numba.njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
+def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t):  # pragma: no cover - compiled
+    """One Gibbs sweep over the (node, value) pairs (Eq. 11, Algorithms 3 and 4).
 
-    Sized to twice the largest count of an internal node of the group; larger
-    indices fall back to ``lgamma``.
+    ``pairs[q] = (flat index of (j, k), flat index of (parent, k), j, parent,
+    group of j, group of parent)`` into the flattened ``n`` and ``t``
+    (``n1``, ``t1``). Each ``t[j, k]`` is drawn among ``base..top`` (within
+    ``window`` of its value and ``1 <= t <= n``) with weight
+    ``S(n_jk, t) a_j^t S(n_pk + d, t_pk) / (a_p)^(N_p + d)`` (``d`` the change,
+    ``(a)^(m)`` the rising factorial), 0 below ``lo`` where the parent would be
+    left with ``n < t``. The weights are built relative to the first candidate
+    by successive ratios, ``w(t+1)/w(t) = S(n, t+1)/S(n, t) a_j
+    S(n_p+d+1, t_p)/S(n_p+d, t_p) / (a_p + N_p + d)``, from the ratio tables:
+    no log, no exp. The loops have no data-dependent exits (the draw counts the
+    cumulative sums below ``u``), so the pair order (by n, see :func:`_pairs`)
+    makes their trip counts predictable.
     """
-    G = alpha.shape[0]
-    size = np.zeros(G, dtype=np.int64)
-    for j in range(grp.shape[0]):
-        if internal[j]:
-            g = grp[j]
-            m = 2 * Nm[j] + 2 * window + 2
-            if m > size[g]:
-                size[g] = m
-    off = np.zeros(G + 1, dtype=np.int64)
-    for g in range(G):
-        off[g + 1] = off[g] + size[g]
-    cache = np.empty(off[G])
-    for g in range(G):
-        acc = 0.0
-        a = alpha[g]
-        for m in range(size[g]):
-            cache[off[g] + m] = acc
-            acc += math.log(a + m)
-    return cache, off, size
+    mt = max_t[0]
+    for q in range(pairs.shape[0]):
+        f = pairs[q, 0]
+        nj = n1[f]
+        if nj <= 1:
+            continue  # t = n is forced (invariant 1 <= t <= n)
+        pf = pairs[q, 1]
+        j = pairs[q, 2]
+        par = pairs[q, 3]
+        tj = t1[f]
+        npk = n1[pf]
+        tpk = t1[pf]
+        base = max(1, tj - window)
+        top = min(nj, tj + window)
+        lo = tj - (npk - tpk)  # the parent keeps n >= t
+        aj = alpha[pairs[q, 4]]
+        ap = alpha[pairs[q, 5]]
+        Np = Nm[par]
+        total = 1.0 if base >= lo else 0.0  # w(base) = 1 unless excluded
+        chain = 1.0
+        for c in range(top - base):
+            tc = base + c
+            d = tc - tj
+            r = up_t[nj, tc] * aj * up_n[tpk, npk + d] / (ap + (Np + d))
+            chain *= r if tc >= lo else 1.0  # excluded candidates: ratio 1, weight 0
+            w[c] = total  # cumulative weight of base..tc
+            total += chain if tc + 1 >= lo else 0.0
+        u = _uniform(rng) * total
+        c = 0
+        for i in range(top - base):
+            c += w[i] <= u
+        d = base + c - tj
+        t1[f] = tj + d
+        Tm[j] += d
+        n1[pf] = npk + d
+        Nm[par] += d
+        mt = max(mt, tj + d)
+    max_t[0] = mt
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape):  # pragma: no cover
     """Algorithm 5 for every sampled group g >= 1 (group 0, the root's, stays fixed).
 
@@ -357,115 +392,106 @@ def _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate,
             alpha[g] = min(CONCENTRATION_CAP, a)
 
 
-@numba.njit(cache=True, nogil=True)
-def _record(parent, grp, n, Nm, alpha, p, acc):  # pragma: no cover - compiled
-    """Eqs. 12-14 top-down (nodes are in breadth-first order) and add them to ``acc``."""
-    nn, K = n.shape
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _record(parent, grp, n, Nm, alpha, p, acc, n_rec, lp0, psum):  # pragma: no cover - compiled
+    """Eqs. 12-14 top-down for the nodes ``j < n_rec`` (breadth-first order), added to ``acc``.
+
+    The estimates of the nodes ``lp0 <= j < n_rec`` (the leaves' parents) go to
+    ``psum`` instead, from which :func:`_flush_leaves` adds the leaves' and
+    their own to ``acc``.
+    """
+    K = n.shape[1]
     a0 = alpha[grp[0]]
     inv = 1.0 / (Nm[0] + a0)
     for k in range(K):
         v = (n[0, k] + a0 / K) * inv
         p[0, k] = v
-        acc[0, k] += v
-    for j in range(1, nn):
+        if lp0 == 0:
+            psum[0, k] += v
+        else:
+            acc[0, k] += v
+    for j in range(1, n_rec):
         a = alpha[grp[j]]
         par = parent[j]
         inv = 1.0 / (Nm[j] + a)
-        for k in range(K):
-            v = (n[j, k] + a * p[par, k]) * inv
-            p[j, k] = v
-            acc[j, k] += v
+        if j >= lp0:
+            q = j - lp0
+            for k in range(K):
+                v = (n[j, k] + a * p[par, k]) * inv
+                p[j, k] = v
+                psum[q, k] += v
+        else:
+            for k in range(K):
+                v = (n[j, k] + a * p[par, k]) * inv
+                p[j, k] = v
+                acc[j, k] += v
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_FAST)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, cnt):  # pragma: no cover - compiled
+    """Add the estimates of the last ``cnt`` recorded iterations of the leaves (nodes
+    ``j >= n_int``) and of their parents (``lp0 <= j < n_int``, summed in ``psum``).
+
+    A leaf's counts never change and its concentration is constant between two
+    concentration draws, so the sum of (n_jk + a p_par,k) / (N_j + a) over those
+    iterations is (cnt n_jk + a sum p_par,k) / (N_j + a). ``psum`` is cleared.
+    """
+    nn, K = n.shape
+    if cnt > 0:
+        for j in range(n_int, nn):
+            a = alpha[grp[j]]
+            q = parent[j] - lp0
+            inv = 1.0 / (Nm[j] + a)
+            for k in range(K):
+                acc[j, k] += (cnt * n[j, k] + a * psum[q, k]) * inv
+        for q in range(n_int - lp0):
+            for k in range(K):
+                acc[lp0 + q, k] += psum[q, k]
+                psum[q, k] = 0.0
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_tree(
-    parent, grp, internal, gsize, agg_row, n_agg, pair_j, pair_k, n, t, Nm, Tm, alpha, logS, logST, rng,
-    acc, acc_n, p, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
+    parent, grp, gsize, agg_row, n_agg, pairs, n, t, Nm, Tm, alpha, up_t, up_n, rng,
+    acc, acc_n, p, psum, n_int, lp0, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
 ):  # pragma: no cover - compiled
     """Gibbs iterations ``start .. n_iter - 1`` of one context tree.
 
     Returns the next iteration to run: ``n_iter`` when done, earlier when the
-    Stirling table needs more columns (the caller grows it and calls again)
-    or after one iteration when ``one_sweep`` (debug mode).
+    Stirling tables need more columns (the caller grows them and calls again)
+    or after one iteration when ``one_sweep`` (debug mode). The internal nodes'
+    estimates are recorded every iteration, the leaves' (most of the nodes)
+    once per stretch of constant concentrations (:func:`_flush_leaves`).
     """
-    nn, K = n.shape
     G = alpha.shape[0]
-    cols = logS.shape[1]
+    cols = up_n.shape[0]
+    n1 = n.reshape(-1)
+    t1 = t.reshape(-1)
     conc_offset = conc_every // 2
-    cache, off, size = _rising_cache(alpha, grp, internal, Nm, window)
-    log_alpha = np.log(alpha)
     w = np.empty(2 * window + 1)
     rate = np.empty(G)
     shape = np.empty(G)
     it = start
+    blk = 0  # recorded iterations whose leaf estimates are still in psum
     while it < n_iter:
         if max_t[0] + window + 1 >= cols:
-            return it
+            break
         # ---- pseudo-counts, deepest nodes first (Algorithms 3 and 4)
-        for q in range(pair_j.shape[0]):
-            j = pair_j[q]
-            k = pair_k[q]
-            nj = n[j, k]
-            if nj <= 1:
-                continue  # t = n is forced (invariant 1 <= t <= n)
-            par = parent[j]
-            tj = t[j, k]
-            npk = n[par, k]
-            tpk = t[par, k]
-            lo = max(1, tj - window, tj - (npk - tpk))  # parent keeps n >= t
-            hi = min(nj, tj + window)
-            if hi > lo:
-                la = log_alpha[grp[j]]
-                gp = grp[par]
-                offp = off[gp]
-                sizep = size[gp]
-                ap = alpha[gp]
-                Np = Nm[par]
-                best = -np.inf
-                m = hi - lo + 1
-                for c in range(m):
-                    d = lo + c - tj
-                    idx = Np + d
-                    if idx < sizep:
-                        r = cache[offp + idx]
-                    else:
-                        r = math.lgamma(ap + idx) - math.lgamma(ap)
-                    v = logS[nj, lo + c] + d * la + logST[tpk, npk + d] - r
-                    w[c] = v
-                    if v > best:
-                        best = v
-                total = 0.0
-                for c in range(m):
-                    e = _exp_neg(w[c] - best)
-                    w[c] = e
-                    total += e
-                u = _uniform(rng) * total
-                c = 0
-                cum = w[0]
-                while cum <= u and c < m - 1:
-                    c += 1
-                    cum += w[c]
-                d = lo + c - tj
-                if d != 0:
-                    t[j, k] = tj + d
-                    Tm[j] += d
-                    n[par, k] = npk + d
-                    Nm[par] += d
-                    if tj + d > max_t[0]:
-                        max_t[0] = tj + d
+        _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t)
         # ---- concentrations (Algorithm 5): q_j ~ Beta(alpha, n_j), alpha ~ Gamma(2 + sum t, 1 + sum -log q)
         if (it + conc_offset) % conc_every == 0:
+            _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, blk)
+            blk = 0
             _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape)
-            cache, off, size = _rising_cache(alpha, grp, internal, Nm, window)
-            for g in range(G):
-                log_alpha[g] = math.log(alpha[g])
         # ---- running estimate (Eqs. 12-14)
         if it >= burn_in:
-            _record(parent, grp, n, Nm, alpha, p, acc)
+            _record(parent, grp, n, Nm, alpha, p, acc, n_int, lp0, psum)
+            blk += 1
             acc_n[0] += 1
         it += 1
         if one_sweep:
-            return it
+            break
+    _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, blk)
     return it
 
 
@@ -721,38 +747,55 @@ class HDPTables:
 
 
 # --------------------------------------------------------------------------- fitting
+def _pairs(tree: _Tree, window: int) -> np.ndarray:
+    """The (node, value) pairs that can ever need sampling, as :func:`_sweep` reads them.
+
+    Leaves with n >= 2 and internal nodes with n >= 1 (the set of nonzero n
+    never changes; an internal n may drop to 1), deepest nodes first. Within a
+    depth they are ordered by their initial n (capped at 2 window + 2) and then
+    by node: pairs of equal n have equal numbers of candidates, so the sweep's
+    loops are predictable. Any fixed order is a valid Gibbs scan; the
+    deepest-first order of the reference code is kept.
+    """
+    nn, K = tree.n.shape
+    first_leaf = tree.offsets[-2]
+    need = np.where(np.arange(1, nn) < first_leaf, 1, 2)
+    jj, kk = np.nonzero(tree.n[1:] >= need[:, None])
+    j, k = jj + 1, kk
+    order = np.lexsort((j, np.minimum(tree.n[j, k], 2 * window + 2), -tree.depth[j]))
+    j, k = j[order], k[order]
+    par = tree.parent[j]
+    return np.ascontiguousarray(np.stack([j * K + k, par * K + k, j, par, tree.grp[j], tree.grp[par]], axis=1),
+                                dtype=np.int64)
+
+
 def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     nn, K = tree.n.shape
-    internal = np.zeros(nn, dtype=np.bool_)
-    internal[: tree.offsets[-2]] = True
     Nm = tree.n.sum(axis=1)
     Tm = tree.t.sum(axis=1)
     acc = np.zeros((nn, K))
     acc_n = np.zeros(1, dtype=np.int64)
     p = np.empty((nn, K))
+    n_int, lp0 = int(tree.offsets[-2]), int(tree.offsets[-3])  # first leaf, first parent of a leaf
+    psum = np.zeros((n_int - lp0, K))
     max_t = np.array([int(tree.t.max()) if tree.t.size else 0], dtype=np.int64)
     rows = tree.data_max + window + 2
-    # (node, value) pairs that can ever need sampling, deepest nodes first: leaves with n >= 2 and
-    # internal nodes with n >= 1 (the set of nonzero n never changes; an internal n may drop to 1)
-    cand = tree.n[1:] >= np.where(internal[1:], 1, 2)[:, None]
-    jj, kk = np.nonzero(cand[::-1])
-    pair_j = (nn - 1 - jj).astype(np.int64)
-    pair_k = kk.astype(np.int64)
+    pairs = _pairs(tree, window)
     agg_row = np.full(tree.alpha.shape[0], -1, dtype=np.int64)
     big = np.flatnonzero(tree.gsize > 4 * AGG_DEPTH)
     big = big[big > 0]
     agg_row[big] = np.arange(big.size)
     it = 0
     while it < iterations:
-        logS, logST = _STIRLING.ensure(rows, max_t[0] + 2 * window + 2)
-        it = _run_tree(tree.parent, tree.grp, internal, tree.gsize, agg_row, big.size, pair_j, pair_k,
-                       tree.n, tree.t, Nm, Tm, tree.alpha, logS, logST, tree.rng, acc, acc_n, p,
+        up_t, up_n = _STIRLING.ensure(rows, max_t[0] + 2 * window + 2)
+        it = _run_tree(tree.parent, tree.grp, tree.gsize, agg_row, big.size, pairs,
+                       tree.n, tree.t, Nm, Tm, tree.alpha, up_t, up_n, tree.rng, acc, acc_n, p, psum, n_int, lp0,
                        it, iterations, burn_in, conc_every, window, max_t, debug)
         if debug:
             check_invariants(tree)
             assert np.array_equal(Nm, tree.n.sum(axis=1)) and np.array_equal(Tm, tree.t.sum(axis=1))
     if acc_n[0] == 0:  # no post-burn-in iteration: estimates of the final state
-        _record(tree.parent, tree.grp, tree.n, Nm, tree.alpha, p, acc)
+        _record(tree.parent, tree.grp, tree.n, Nm, tree.alpha, p, acc, nn, nn, psum)
         acc_n[0] = 1
     tree.est = acc / acc_n[0]
 
@@ -866,6 +909,6 @@ def fit_hdp(
     tables.info = {
         "n_nodes": tables.n_nodes(),
         "concentrations": [t.alpha.copy() for t in trees],
-        "stirling_table_shape": _STIRLING.table.shape,
+        "stirling_table_shape": (_STIRLING.up_t.shape[0], _STIRLING.up_n.shape[0]),
     }
     return tables

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from bncbench import hdp as hdp_module
 from bncbench.hdp import TYINGS, check_invariants, fit_hdp, log_stirling, stirling_table
 from bncbench.structure import kdb
 from bncbench.tables import CountTables
@@ -41,6 +42,109 @@ def test_stirling_table_grows_on_demand_and_stays_consistent():
     rhs = np.logaddexp(big[n - 1, t - 1], math.log(n - 1) + big[n - 1, t])
     assert big[n, t] == pytest.approx(rhs, rel=1e-12)
     assert big[n, 1] == pytest.approx(math.lgamma(n), rel=1e-12)
+
+
+def test_ratio_tables_match_the_log_table_after_incremental_growth():
+    cache = hdp_module._StirlingCache()  # a private cache, grown in three steps
+    cache.ensure(90, 70)
+    cache.ensure(90, 130)
+    up_t, up_n = cache.ensure(200, 130)
+    rows, cols = up_t.shape[0], up_n.shape[0]
+    assert up_t.shape == (rows, cols - 1) and up_n.shape == (cols, rows - 1) and rows >= 200 and cols >= 130
+    table = stirling_table(rows, cols)[:rows, :cols]
+    with np.errstate(invalid="ignore"):
+        want_t = np.exp(table[:, 1:] - table[:, :-1])  # S(n, t+1) / S(n, t)
+        want_n = np.exp(table[1:, :] - table[:-1, :]).T  # [t, n] = S(n+1, t) / S(n, t)
+    ok_t = np.isfinite(table[:, 1:]) & np.isfinite(table[:, :-1])
+    ok_n = (np.isfinite(table[1:]) & np.isfinite(table[:-1])).T
+    np.testing.assert_allclose(up_t[ok_t], want_t[ok_t], rtol=1e-12)
+    np.testing.assert_allclose(up_n[ok_n], want_n[ok_n], rtol=1e-12)
+    assert np.all(up_t[~ok_t] == 0) and np.all(up_n[~ok_n] == 0)
+    s = _exact_stirling(12)
+    assert up_t[12, 3] == s[12][4] / s[12][3] and up_t[12, 11] == s[12][12] / s[12][11]
+    assert up_n[3, 11] == pytest.approx(s[12][3] / s[11][3], rel=1e-15)
+
+
+def test_ratio_recurrence_stays_accurate_for_large_counts():
+    """The ratios come from a recurrence in n: against exact integers up to n = 2,000 they are
+    good to ~1e-15 (exp of log-table differences only to ~3e-11 there), and at n = 30,000
+    they agree with the log table to the latter's own accuracy."""
+    from fractions import Fraction
+
+    cache = hdp_module._StirlingCache()
+    up_t, up_n = cache.ensure(30001, 42)
+    row, T = [1] + [0] * 41, 41
+    for n in range(1, 2001):
+        prev, row = row, [0] + [row[t - 1] + (n - 1) * row[t] for t in range(1, T + 1)]
+        if n in (500, 2000):
+            t = np.arange(1, 40)
+            exact_t = [float(Fraction(row[i + 1], row[i])) for i in t]
+            exact_n = [float(Fraction(row[i], prev[i])) for i in t]  # S(n, t) / S(n-1, t)
+            np.testing.assert_allclose(up_t[n, t], exact_t, rtol=1e-13)
+            np.testing.assert_allclose(up_n[t, n - 1], exact_n, rtol=1e-13)
+    table = stirling_table(30001, 41)
+    t = np.arange(1, 39)
+    np.testing.assert_allclose(up_t[30000, t], np.exp(table[30000, t + 1] - table[30000, t]), rtol=1e-7)
+
+
+@pytest.mark.parametrize(
+    "nj, tj, npk, tpk, aj, ap, Np",
+    [(30, 15, 40, 36, 3.5, 7.0, 55),  # window binds (base 5, top 25) and so does the parent (lo 11)
+     (3, 2, 5, 2, 0.7, 2.5, 9),  # all of 1..3
+     (2, 1, 1, 1, 40.0, 1.5, 3)],  # the parent has n = t: t may only grow
+    ids=["window-and-parent-bind", "small", "parent-tight"],
+)
+def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
+    """One pair's draws against the conditional of Eq. 11 computed from log S and lgamma."""
+    window = 10
+    up_t, up_n = hdp_module._STIRLING.ensure(200, 100)
+    table = stirling_table(200, 100)
+    lo, base, top = max(1, tj - (npk - tpk)), max(1, tj - window), min(nj, tj + window)
+    cand = np.arange(max(lo, base), top + 1)
+    d = cand - tj
+    logw = (table[nj, cand] + d * math.log(aj) + table[npk + d, tpk]
+            - np.array([math.lgamma(ap + Np + x) for x in d]))
+    prob = np.exp(logw - logw.max())
+    prob /= prob.sum()
+    # node 1 (group 1) is the parent of node 2 (group 2); one value
+    pairs = np.array([[2, 1, 2, 1, 2, 1]], dtype=np.int64)
+    alpha = np.array([2.0, ap, aj])
+    rng = np.random.SeedSequence(5).generate_state(4, dtype=np.uint64)
+    w = np.empty(2 * window + 1)
+    draws = 20000
+    got = np.empty(draws, dtype=np.int64)
+    for i in range(draws):
+        n1 = np.array([0, npk, nj], dtype=np.int64)
+        t1 = np.array([0, tpk, tj], dtype=np.int64)
+        Nm = np.array([0, Np, nj], dtype=np.int64)
+        Tm = np.array([0, tpk, tj], dtype=np.int64)
+        hdp_module._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, np.zeros(1, dtype=np.int64))
+        got[i] = t1[2]
+        d_ = t1[2] - tj
+        assert n1[1] == npk + d_ and Nm[1] == Np + d_ and Tm[2] == tj + d_
+    freq = np.bincount(got - cand[0], minlength=cand.size) / draws
+    assert freq.size == cand.size  # nothing outside max(lo, base)..top
+    np.testing.assert_array_less(np.abs(freq - prob), 5 * np.sqrt(prob * (1 - prob) / draws) + 1e-3)
+
+
+def test_blocked_leaf_estimates_equal_per_iteration_recording():
+    """Leaves are recorded once per stretch of constant concentrations; debug mode records
+    every iteration (one iteration per call) along the same draws: same estimates."""
+    X, y, cards, n_classes = _random_bnc(seed=4)
+    structure = kdb(X, y, cards, n_classes, 2)
+    a = fit_hdp(X, y, structure, cards, n_classes, iterations=120, burn_in=30, seed=3)
+    b = fit_hdp(X, y, structure, cards, n_classes, iterations=120, burn_in=30, seed=3, debug=True)
+    for ta, tb in zip(a.trees, b.trees):
+        assert np.array_equal(ta.t, tb.t)
+        np.testing.assert_allclose(ta.est, tb.est, rtol=1e-12)
+    # one recorded iteration: every node's estimate is Eqs. 12-14 on the final state
+    c = fit_hdp(X, y, structure, cards, n_classes, iterations=41, burn_in=40, seed=3)
+    for tree in c.trees:
+        a_j = tree.alpha[tree.grp][1:, None]
+        N_j = tree.n.sum(axis=1)[1:, None]
+        want = (tree.n[1:] + a_j * tree.est[tree.parent[1:]]) / (N_j + a_j)
+        np.testing.assert_allclose(tree.est[1:], want, rtol=1e-12)
+        np.testing.assert_allclose(tree.est[0], (tree.n[0] + 2.0 / tree.card) / (tree.n[0].sum() + 2.0), rtol=1e-12)
 
 
 def _random_bnc(seed=0, N=400, cards=(3, 2, 4, 3, 5), n_classes=3):
