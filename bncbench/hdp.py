@@ -286,7 +286,7 @@ def _log_beta_variate(s, a, b):  # pragma: no cover - compiled
 
 # --------------------------------------------------------------------------- the sampler
 @numba.njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
-def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t):  # pragma: no cover - compiled
+def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w, max_t):  # pragma: no cover - compiled
     """One Gibbs sweep over the (node, value) pairs (Eq. 11, Algorithms 3 and 4).
 
     ``pairs[q] = (flat index of (j, k), flat index of (parent, k), j, parent,
@@ -297,8 +297,9 @@ def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t):  # 
     ``(a)^(m)`` the rising factorial), 0 below ``lo`` where the parent would be
     left with ``n < t``. The weights are built relative to the first candidate
     by successive ratios, ``w(t+1)/w(t) = S(n, t+1)/S(n, t) a_j
-    S(n_p+d+1, t_p)/S(n_p+d, t_p) / (a_p + N_p + d)``, from the ratio tables:
-    no log, no exp. The loops have no data-dependent exits (the draw counts the
+    S(n_p+d+1, t_p)/S(n_p+d, t_p) / (a_p + N_p + d)``, from the ratio tables
+    and the parent group's reciprocals ``recip[roff[g] + m] = 1 / (a_g + m)``:
+    no log, no exp, no division. The loops have no data-dependent exits (the draw counts the
     cumulative sums below ``u``), so the pair order (by n, see :func:`_pairs`)
     makes their trip counts predictable.
     """
@@ -318,14 +319,13 @@ def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t):  # 
         top = min(nj, tj + window)
         lo = tj - (npk - tpk)  # the parent keeps n >= t
         aj = alpha[pairs[q, 4]]
-        ap = alpha[pairs[q, 5]]
-        Np = Nm[par]
+        rp = roff[pairs[q, 5]] + Nm[par]  # recip[rp + d] = 1 / (a_p + N_p + d)
         total = 1.0 if base >= lo else 0.0  # w(base) = 1 unless excluded
         chain = 1.0
         for c in range(top - base):
             tc = base + c
             d = tc - tj
-            r = up_t[nj, tc] * aj * up_n[tpk, npk + d] / (ap + (Np + d))
+            r = up_t[nj, tc] * aj * up_n[tpk, npk + d] * recip[rp + d]
             chain *= r if tc >= lo else 1.0  # excluded candidates: ratio 1, weight 0
             w[c] = total  # cumulative weight of base..tc
             total += chain if tc + 1 >= lo else 0.0
@@ -340,6 +340,15 @@ def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t):  # 
         Nm[par] += d
         mt = max(mt, tj + d)
     max_t[0] = mt
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _fill_reciprocals(alpha, roff, recip):  # pragma: no cover - compiled
+    """``recip[roff[g] + m] = 1 / (alpha[g] + m)`` for ``m < roff[g+1] - roff[g]``."""
+    for g in range(alpha.shape[0]):
+        a = alpha[g]
+        for m in range(roff[g + 1] - roff[g]):
+            recip[roff[g] + m] = 1.0 / (a + m)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -452,7 +461,7 @@ def _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, cnt):  # pra
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_tree(
-    parent, grp, gsize, agg_row, n_agg, pairs, n, t, Nm, Tm, alpha, up_t, up_n, rng,
+    parent, grp, gsize, agg_row, n_agg, pairs, n, t, Nm, Tm, alpha, up_t, up_n, roff, rng,
     acc, acc_n, p, psum, n_int, lp0, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
 ):  # pragma: no cover - compiled
     """Gibbs iterations ``start .. n_iter - 1`` of one context tree.
@@ -469,6 +478,8 @@ def _run_tree(
     t1 = t.reshape(-1)
     conc_offset = conc_every // 2
     w = np.empty(2 * window + 1)
+    recip = np.empty(roff[G])
+    _fill_reciprocals(alpha, roff, recip)
     rate = np.empty(G)
     shape = np.empty(G)
     it = start
@@ -477,12 +488,13 @@ def _run_tree(
         if max_t[0] + window + 1 >= cols:
             break
         # ---- pseudo-counts, deepest nodes first (Algorithms 3 and 4)
-        _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, max_t)
+        _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w, max_t)
         # ---- concentrations (Algorithm 5): q_j ~ Beta(alpha, n_j), alpha ~ Gamma(2 + sum t, 1 + sum -log q)
         if (it + conc_offset) % conc_every == 0:
             _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, blk)
             blk = 0
             _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape)
+            _fill_reciprocals(alpha, roff, recip)
         # ---- running estimate (Eqs. 12-14)
         if it >= burn_in:
             _record(parent, grp, n, Nm, alpha, p, acc, n_int, lp0, psum)
@@ -769,6 +781,29 @@ def _pairs(tree: _Tree, window: int) -> np.ndarray:
                                 dtype=np.int64)
 
 
+def _reciprocal_offsets(tree: _Tree, window: int) -> np.ndarray:
+    """Offsets of each concentration group's reciprocals ``1 / (a_g + m)`` in one flat cache.
+
+    A parent's N (the sum of its children's t) never exceeds the number of
+    training rows below it, D, so the sweep reads ``m = N + d <= D + window``:
+    group g gets ``max D + window + 1`` entries over its internal nodes (none
+    for a group of leaves only). Static, so the sweep needs no bounds check.
+    """
+    nn = tree.n_nodes
+    D = tree.n.sum(axis=1)  # leaves: their data counts; internal nodes: recomputed below
+    off = tree.offsets
+    for d in range(len(off) - 3, -1, -1):  # internal depths, deepest first
+        lo, hi = off[d], off[d + 1]
+        D[lo:hi] = 0
+        kids = slice(off[d + 1], off[d + 2])
+        np.add.at(D, tree.parent[kids], D[kids])
+    G = tree.alpha.shape[0]
+    size = np.zeros(G, dtype=np.int64)
+    first_leaf = off[-2]
+    np.maximum.at(size, tree.grp[:first_leaf], D[:first_leaf] + window + 1)
+    return np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
+
+
 def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     nn, K = tree.n.shape
     Nm = tree.n.sum(axis=1)
@@ -781,6 +816,7 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     max_t = np.array([int(tree.t.max()) if tree.t.size else 0], dtype=np.int64)
     rows = tree.data_max + window + 2
     pairs = _pairs(tree, window)
+    roff = _reciprocal_offsets(tree, window)
     agg_row = np.full(tree.alpha.shape[0], -1, dtype=np.int64)
     big = np.flatnonzero(tree.gsize > 4 * AGG_DEPTH)
     big = big[big > 0]
@@ -789,7 +825,7 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     while it < iterations:
         up_t, up_n = _STIRLING.ensure(rows, max_t[0] + 2 * window + 2)
         it = _run_tree(tree.parent, tree.grp, tree.gsize, agg_row, big.size, pairs,
-                       tree.n, tree.t, Nm, Tm, tree.alpha, up_t, up_n, tree.rng, acc, acc_n, p, psum, n_int, lp0,
+                       tree.n, tree.t, Nm, Tm, tree.alpha, up_t, up_n, roff, tree.rng, acc, acc_n, p, psum, n_int, lp0,
                        it, iterations, burn_in, conc_every, window, max_t, debug)
         if debug:
             check_invariants(tree)

@@ -111,6 +111,9 @@ def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
     alpha = np.array([2.0, ap, aj])
     rng = np.random.SeedSequence(5).generate_state(4, dtype=np.uint64)
     w = np.empty(2 * window + 1)
+    roff = np.array([0, 0, Np + window + 1, Np + window + 1], dtype=np.int64)  # only the parent's group
+    recip = np.empty(roff[-1])
+    hdp_module._fill_reciprocals(alpha, roff, recip)
     draws = 20000
     got = np.empty(draws, dtype=np.int64)
     for i in range(draws):
@@ -118,7 +121,8 @@ def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
         t1 = np.array([0, tpk, tj], dtype=np.int64)
         Nm = np.array([0, Np, nj], dtype=np.int64)
         Tm = np.array([0, tpk, tj], dtype=np.int64)
-        hdp_module._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, rng, window, w, np.zeros(1, dtype=np.int64))
+        hdp_module._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w,
+                          np.zeros(1, dtype=np.int64))
         got[i] = t1[2]
         d_ = t1[2] - tj
         assert n1[1] == npk + d_ and Nm[1] == Np + d_ and Tm[2] == tj + d_
@@ -145,6 +149,24 @@ def test_blocked_leaf_estimates_equal_per_iteration_recording():
         want = (tree.n[1:] + a_j * tree.est[tree.parent[1:]]) / (N_j + a_j)
         np.testing.assert_allclose(tree.est[1:], want, rtol=1e-12)
         np.testing.assert_allclose(tree.est[0], (tree.n[0] + 2.0 / tree.card) / (tree.n[0].sum() + 2.0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("tying", TYINGS)
+def test_reciprocal_cache_covers_every_parent_total(tying):
+    """The sweep reads 1 / (a_p + N_p + d) from a cache sized by the rows below each parent:
+    it must cover N_p + window for every internal node, whatever the draws did to N_p."""
+    X, y, cards, n_classes = _random_bnc(seed=6)
+    h = fit_hdp(X, y, kdb(X, y, cards, n_classes, 2), cards, n_classes, iterations=200, tying=tying, seed=2)
+    for tree in h.trees:
+        roff = hdp_module._reciprocal_offsets(tree, 10)
+        size = np.diff(roff)
+        internal = np.arange(tree.offsets[-2])
+        assert np.all(tree.n[internal].sum(axis=1) + 10 < size[tree.grp[internal]])
+        assert size[tree.grp[0]] == X.shape[0] + 11  # the root: every row, + window + 1
+        recip = np.empty(roff[-1])
+        hdp_module._fill_reciprocals(tree.alpha, roff, recip)
+        g = tree.grp[0]
+        assert recip[roff[g] + 7] == 1.0 / (tree.alpha[g] + 7)
 
 
 def _random_bnc(seed=0, N=400, cards=(3, 2, 4, 3, 5), n_classes=3):
