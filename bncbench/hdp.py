@@ -299,9 +299,9 @@ def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w
     by successive ratios, ``w(t+1)/w(t) = S(n, t+1)/S(n, t) a_j
     S(n_p+d+1, t_p)/S(n_p+d, t_p) / (a_p + N_p + d)``, from the ratio tables
     and the parent group's reciprocals ``recip[roff[g] + m] = 1 / (a_g + m)``:
-    no log, no exp, no division. The loops have no data-dependent exits (the draw counts the
-    cumulative sums below ``u``), so the pair order (by n, see :func:`_pairs`)
-    makes their trip counts predictable.
+    no log, no exp, no division. The loops have no data-dependent exits (the
+    draw counts the cumulative sums below ``u``), so the pair order (by n, see
+    :func:`_pairs`) makes their trip counts predictable.
     """
     mt = max_t[0]
     for q in range(pairs.shape[0]):
@@ -789,7 +789,6 @@ def _reciprocal_offsets(tree: _Tree, window: int) -> np.ndarray:
     group g gets ``max D + window + 1`` entries over its internal nodes (none
     for a group of leaves only). Static, so the sweep needs no bounds check.
     """
-    nn = tree.n_nodes
     D = tree.n.sum(axis=1)  # leaves: their data counts; internal nodes: recomputed below
     off = tree.offsets
     for d in range(len(off) - 3, -1, -1):  # internal depths, deepest first
