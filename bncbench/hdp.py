@@ -410,30 +410,21 @@ def _record(parent, grp, n, Nm, alpha, p, acc, n_rec, lp0, psum):  # pragma: no 
     their own to ``acc``.
     """
     K = n.shape[1]
-    a0 = alpha[grp[0]]
-    inv = 1.0 / (Nm[0] + a0)
-    for k in range(K):
-        v = (n[0, k] + a0 / K) * inv
-        p[0, k] = v
-        if lp0 == 0:
-            psum[0, k] += v
-        else:
-            acc[0, k] += v
-    for j in range(1, n_rec):
+    for j in range(n_rec):
         a = alpha[grp[j]]
-        par = parent[j]
         inv = 1.0 / (Nm[j] + a)
-        if j >= lp0:
-            q = j - lp0
+        dst, row = (psum, j - lp0) if j >= lp0 else (acc, j)
+        if j == 0:  # the root: p = (n + a/K) / (N + a)
             for k in range(K):
-                v = (n[j, k] + a * p[par, k]) * inv
-                p[j, k] = v
-                psum[q, k] += v
+                v = (n[0, k] + a / K) * inv
+                p[0, k] = v
+                dst[row, k] += v
         else:
+            par = parent[j]
             for k in range(K):
                 v = (n[j, k] + a * p[par, k]) * inv
                 p[j, k] = v
-                acc[j, k] += v
+                dst[row, k] += v
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
