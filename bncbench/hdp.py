@@ -286,7 +286,7 @@ def _log_beta_variate(s, a, b):  # pragma: no cover - compiled
 
 # --------------------------------------------------------------------------- the sampler
 @numba.njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
-def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w, max_t):  # pragma: no cover - compiled
+def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rhi, rng, window, w, max_t):  # pragma: no cover
     """One Gibbs sweep over the (node, value) pairs (Eq. 11, Algorithms 3 and 4).
 
     ``pairs[q] = (flat index of (j, k), flat index of (parent, k), j, parent,
@@ -298,61 +298,102 @@ def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w
     left with ``n < t``. The weights are built relative to the first candidate
     by successive ratios, ``w(t+1)/w(t) = S(n, t+1)/S(n, t) a_j
     S(n_p+d+1, t_p)/S(n_p+d, t_p) / (a_p + N_p + d)``, from the ratio tables
-    and the parent group's reciprocals ``recip[roff[g] + m] = 1 / (a_g + m)``:
+    and the parent group's reciprocals ``recip[roff[g] + m] = 1 / (a_g + m)``
+    (filled for ``m < rhi[g]``, grown here when a parent's total needs more):
     no log, no exp, no division. The loops have no data-dependent exits (the
     draw counts the cumulative sums below ``u``), so the pair order (by n, see
     :func:`_pairs`) makes their trip counts predictable.
+
+    The ``ex`` candidates below ``lo`` get ratio 1 in the chain and weight 1
+    in the running total (one mask per step instead of two); the uniform is
+    drawn above them, in ``[ex, total)``, so they are never chosen. Array
+    indices are cast to unsigned (all are >= 0), which spares numba's
+    negative-index wraparound on every table read.
     """
     mt = max_t[0]
     for q in range(pairs.shape[0]):
-        f = pairs[q, 0]
+        f = np.uint64(pairs[q, 0])
         nj = n1[f]
         if nj <= 1:
             continue  # t = n is forced (invariant 1 <= t <= n)
-        pf = pairs[q, 1]
-        j = pairs[q, 2]
-        par = pairs[q, 3]
+        pf = np.uint64(pairs[q, 1])
+        j = np.uint64(pairs[q, 2])
+        par = np.uint64(pairs[q, 3])
+        gp = np.uint64(pairs[q, 5])
         tj = t1[f]
         npk = n1[pf]
         tpk = t1[pf]
+        mp = Nm[par]
         base = max(1, tj - window)
         top = min(nj, tj + window)
         lo = tj - (npk - tpk)  # the parent keeps n >= t
-        aj = alpha[pairs[q, 4]]
-        rp = roff[pairs[q, 5]] + Nm[par]  # recip[rp + d] = 1 / (a_p + N_p + d)
-        total = 1.0 if base >= lo else 0.0  # w(base) = 1 unless excluded
-        chain = 1.0
-        for c in range(top - base):
-            tc = base + c
-            d = tc - tj
-            r = up_t[nj, tc] * aj * up_n[tpk, npk + d] * recip[rp + d]
-            chain *= r if tc >= lo else 1.0  # excluded candidates: ratio 1, weight 0
-            w[c] = total  # cumulative weight of base..tc
-            total += chain if tc + 1 >= lo else 0.0
-        u = _uniform(rng) * total
-        c = 0
-        for i in range(top - base):
-            c += w[i] <= u
-        d = base + c - tj
+        aj = alpha[np.uint64(pairs[q, 4])]
+        if mp + window >= rhi[gp]:
+            _grow_reciprocals(alpha, roff, recip, rhi, gp, mp + window + 1)
+        rp = roff[gp] + mp  # recip[rp + d] = 1 / (a_p + N_p + d)
+        ex = float(max(0, lo - base))  # the stand-in weights of the excluded candidates
+        if nj == 2:  # candidates 1 and 2 (a third of the pairs; contiguous in the pair order): no loops
+            d = 1 - tj
+            r = up_t[2, 1] * aj * up_n[np.uint64(tpk), np.uint64(npk + d)] * recip[np.uint64(rp + d)]
+            total = 1.0 + (r if lo <= 1 else 1.0)
+            cnt = 1 if 1.0 <= ex + _uniform(rng) * (total - ex) else 0
+        else:
+            total = 1.0  # w(base) = 1 (a stand-in 1 if excluded)
+            chain = 1.0
+            for c in range(top - base):
+                tc = base + c
+                d = tc - tj
+                r = (up_t[np.uint64(nj), np.uint64(tc)] * aj * up_n[np.uint64(tpk), np.uint64(npk + d)]
+                     * recip[np.uint64(rp + d)])  # read unconditionally: a select, not a branch
+                chain *= r if tc >= lo else 1.0  # excluded candidates: ratio 1
+                w[c] = total  # cumulative weight of base..tc
+                total += chain
+            u = ex + _uniform(rng) * (total - ex)
+            cnt = 0
+            for i in range(top - base):
+                cnt += w[i] <= u
+        d = base + cnt - tj
         t1[f] = tj + d
         Tm[j] += d
         n1[pf] = npk + d
-        Nm[par] += d
+        Nm[par] = mp + d
         mt = max(mt, tj + d)
     max_t[0] = mt
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _fill_reciprocals(alpha, roff, recip):  # pragma: no cover - compiled
-    """``recip[roff[g] + m] = 1 / (alpha[g] + m)`` for ``m < roff[g+1] - roff[g]``."""
+def _fill_reciprocals(alpha, roff, recip, rhi):  # pragma: no cover - compiled
+    """``recip[roff[g] + m] = 1 / (alpha[g] + m)`` for ``m < rhi[g]``."""
     for g in range(alpha.shape[0]):
         a = alpha[g]
-        for m in range(roff[g + 1] - roff[g]):
-            recip[roff[g] + m] = 1.0 / (a + m)
+        o = roff[g]
+        for m in range(rhi[g]):
+            recip[o + m] = 1.0 / (a + m)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape):  # pragma: no cover
+def _grow_reciprocals(alpha, roff, recip, rhi, g, need):  # pragma: no cover - compiled
+    """Fill group g's reciprocals up to at least ``need`` entries (64 more for headroom,
+    at most the group's static size, which always suffices: see :func:`_reciprocal_offsets`)."""
+    new = max(rhi[g], min(roff[g + 1] - roff[g], need + 64))
+    a = alpha[g]
+    o = roff[g]
+    for m in range(rhi[g], new):
+        recip[o + m] = 1.0 / (a + m)
+    rhi[g] = new
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _beta_term(rng, alpha, agg_row, g, nj):  # pragma: no cover - compiled
+    """-log q of one node of group g (see :func:`_sample_concentrations`)."""
+    if agg_row[g] >= 0:  # the part beyond the aggregated AGG_DEPTH
+        return -_log_beta_variate(rng, alpha[g] + AGG_DEPTH, float(nj - AGG_DEPTH))
+    lq = _log_beta_variate(rng, alpha[g], float(nj))
+    return -max(lq, -172.69388197455342)  # q >= 1e-75
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _sample_concentrations(rng, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape, n_int, lhist, ldraw):  # pragma: no cover
     """Algorithm 5 for every sampled group g >= 1 (group 0, the root's, stays fixed).
 
     alpha_g ~ Gamma(2 + sum_j t_j, 1 + sum_j -log q_j), q_j ~ Beta(alpha_g, n_j) over the
@@ -361,32 +402,34 @@ def _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate,
     nodes of a large group, the first part is exactly sum_{i<I} Gamma(c_i, 1) / (a + i),
     c_i the number of nodes with n > i. Large groups (``agg_row[g] >= 0``) use this
     (I = AGG_DEPTH draws instead of one Beta per node); small groups draw per node and
-    clamp q >= 1e-75 as the reference code.
+    clamp q >= 1e-75 as the reference code. A leaf's n never changes, so the leaves'
+    share of the histogram (``lhist``) and the leaves that need a draw of their own
+    (``ldraw``) are fixed for a run (:func:`_leaf_concentration_terms`); only the
+    internal nodes ``1 <= j < n_int`` are visited.
     """
     G = alpha.shape[0]
     nn = grp.shape[0]
-    hist = np.zeros((n_agg, AGG_DEPTH + 1), dtype=np.int64)
+    hist = lhist.copy()
     for g in range(G):
         rate[g] = PRIOR_RATE
         shape[g] = PRIOR_SHAPE
-    for j in range(1, nn):
+    for j in range(1, nn):  # (group 0's shape is never used)
+        shape[grp[j]] += Tm[j]
+    for j in range(1, n_int):
         g = grp[j]
         if g == 0:
             continue
-        shape[g] += Tm[j]
         nj = Nm[j]
         row = agg_row[g]
-        if row >= 0:
-            if nj > AGG_DEPTH:
-                hist[row, AGG_DEPTH] += 1
-                rate[g] -= _log_beta_variate(rng, alpha[g] + AGG_DEPTH, float(nj - AGG_DEPTH))
-            else:
-                hist[row, nj] += 1
+        if row >= 0 and nj <= AGG_DEPTH:
+            hist[row, nj] += 1
         else:
-            lq = _log_beta_variate(rng, alpha[g], float(nj))
-            if lq < -172.69388197455342:  # q >= 1e-75
-                lq = -172.69388197455342
-            rate[g] -= lq
+            if row >= 0:
+                hist[row, AGG_DEPTH] += 1
+            rate[g] += _beta_term(rng, alpha, agg_row, g, nj)
+    for j in ldraw:
+        g = grp[j]
+        rate[g] += _beta_term(rng, alpha, agg_row, g, Nm[j])
     for g in range(1, G):
         row = agg_row[g]
         if row >= 0:
@@ -402,66 +445,108 @@ def _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate,
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _record(parent, grp, n, Nm, alpha, p, acc, n_rec, lp0, psum):  # pragma: no cover - compiled
-    """Eqs. 12-14 top-down for the nodes ``j < n_rec`` (breadth-first order), added to ``acc``.
+def _record(parent, grp, n, Nm, alpha, p, live, psum, inv):  # pragma: no cover - compiled
+    """One iteration of Eqs. 12-14 for the nodes whose counts can change (``live``, in
+    breadth-first order), added to their block sums ``psum``.
 
-    The estimates of the nodes ``lp0 <= j < n_rec`` (the leaves' parents) go to
-    ``psum`` instead, from which :func:`_flush_leaves` adds the leaves' and
-    their own to ``acc``.
+    ``p_root = (n + a/K) / (N + a)``, ``p_j = (n_j + a_j p_parent) / (N_j + a_j)``. The
+    other nodes (leaves and frozen internal nodes) are added once per block by
+    :func:`_flush`. ``inv`` is scratch for ``1 / (N_j + a_j)``, one vectorisable pass.
     """
     K = n.shape[1]
-    for j in range(n_rec):
-        a = alpha[grp[j]]
-        inv = 1.0 / (Nm[j] + a)
-        dst, row = (psum, j - lp0) if j >= lp0 else (acc, j)
-        if j == 0:  # the root: p = (n + a/K) / (N + a)
-            for k in range(K):
-                v = (n[0, k] + a / K) * inv
-                p[0, k] = v
-                dst[row, k] += v
-        else:
-            par = parent[j]
-            for k in range(K):
-                v = (n[j, k] + a * p[par, k]) * inv
-                p[j, k] = v
-                dst[row, k] += v
+    m = live.shape[0]
+    for i in range(m):
+        j = np.uint64(live[i])
+        inv[i] = 1.0 / (Nm[j] + alpha[np.uint64(grp[j])])
+    start = 0
+    if m > 0 and live[0] == 0:  # the root (live unless the whole tree is frozen)
+        a = alpha[grp[0]]
+        for k in range(K):
+            v = (n[0, k] + a / K) * inv[0]
+            p[0, k] = v
+            psum[0, k] += v
+        start = 1
+    for i in range(start, m):
+        j = np.uint64(live[i])
+        a = alpha[np.uint64(grp[j])]
+        iv = inv[i]
+        par = np.uint64(parent[j])
+        for k in range(K):
+            v = (n[j, k] + a * p[par, k]) * iv
+            p[j, k] = v
+            psum[j, k] += v
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, cnt):  # pragma: no cover - compiled
-    """Add the estimates of the last ``cnt`` recorded iterations of the leaves (nodes
-    ``j >= n_int``) and of their parents (``lp0 <= j < n_int``, summed in ``psum``).
+def _flush(parent, grp, n, Nm, alpha, acc, live, frozen, n_int, psum, cnt):  # pragma: no cover - compiled
+    """Add the estimates of the last ``cnt`` recorded iterations to ``acc``; clear ``psum``.
 
-    A leaf's counts never change and its concentration is constant between two
-    concentration draws, so the sum of (n_jk + a p_par,k) / (N_j + a) over those
-    iterations is (cnt n_jk + a sum p_par,k) / (N_j + a). ``psum`` is cleared.
+    Live nodes add their block sums. A frozen node's counts never change (a leaf, or an
+    internal node whose children's t are all forced by n <= 1) and its concentration is
+    constant between two concentration draws, so the sum of ``(n_jk + a p_par,k) / (N_j + a)``
+    over the block is ``(cnt n_jk + a sum p_par,k) / (N_j + a)``: frozen internal nodes
+    (breadth-first, so a parent's sum is ready) store theirs in ``psum`` for their children,
+    then the leaves (nodes ``>= n_int``) use their parents'. The frozen rows of ``psum``
+    are overwritten at each flush, so only the live rows are cleared.
     """
     nn, K = n.shape
-    if cnt > 0:
-        for j in range(n_int, nn):
-            a = alpha[grp[j]]
-            q = parent[j] - lp0
-            inv = 1.0 / (Nm[j] + a)
+    if cnt == 0:
+        return
+    for i in range(live.shape[0]):
+        j = live[i]
+        for k in range(K):
+            acc[j, k] += psum[j, k]
+    for i in range(frozen.shape[0]):
+        j = frozen[i]
+        a = alpha[grp[j]]
+        iv = 1.0 / (Nm[j] + a)
+        if j == 0:
             for k in range(K):
-                acc[j, k] += (cnt * n[j, k] + a * psum[q, k]) * inv
-        for q in range(n_int - lp0):
+                v = cnt * (n[0, k] + a / K) * iv
+                psum[0, k] = v
+                acc[0, k] += v
+        else:
+            par = parent[j]
             for k in range(K):
-                acc[lp0 + q, k] += psum[q, k]
-                psum[q, k] = 0.0
+                v = (cnt * n[j, k] + a * psum[par, k]) * iv
+                psum[j, k] = v
+                acc[j, k] += v
+    for j in range(n_int, nn):
+        a = alpha[grp[j]]
+        par = parent[j]
+        iv = 1.0 / (Nm[j] + a)
+        for k in range(K):
+            acc[j, k] += (cnt * n[j, k] + a * psum[par, k]) * iv
+    for i in range(live.shape[0]):
+        psum[live[i]] = 0.0
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _state_estimates(parent, grp, n, Nm, alpha, p):  # pragma: no cover - compiled
+    """Eqs. 12-14 of the current state for every node (breadth-first), into ``p``."""
+    K = n.shape[1]
+    a = alpha[grp[0]]
+    for k in range(K):
+        p[0, k] = (n[0, k] + a / K) / (Nm[0] + a)
+    for j in range(1, n.shape[0]):
+        a = alpha[grp[j]]
+        for k in range(K):
+            p[j, k] = (n[j, k] + a * p[parent[j], k]) / (Nm[j] + a)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_tree(
-    parent, grp, gsize, agg_row, n_agg, pairs, n, t, Nm, Tm, alpha, up_t, up_n, roff, rng,
-    acc, acc_n, p, psum, n_int, lp0, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
+    parent, grp, gsize, agg_row, lhist, ldraw, pairs, n, t, Nm, Tm, alpha, up_t, up_n, roff, rng,
+    acc, acc_n, p, psum, live, frozen, n_int, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
 ):  # pragma: no cover - compiled
     """Gibbs iterations ``start .. n_iter - 1`` of one context tree.
 
     Returns the next iteration to run: ``n_iter`` when done, earlier when the
     Stirling tables need more columns (the caller grows them and calls again)
-    or after one iteration when ``one_sweep`` (debug mode). The internal nodes'
-    estimates are recorded every iteration, the leaves' (most of the nodes)
-    once per stretch of constant concentrations (:func:`_flush_leaves`).
+    or after one iteration when ``one_sweep`` (debug mode). The estimates of
+    the nodes whose counts can change are computed every iteration, those of
+    the others (the leaves and the frozen internal nodes, most of the nodes)
+    once per stretch of constant concentrations (:func:`_flush`).
     """
     G = alpha.shape[0]
     cols = up_n.shape[0]
@@ -470,31 +555,32 @@ def _run_tree(
     conc_offset = conc_every // 2
     w = np.empty(2 * window + 1)
     recip = np.empty(roff[G])
-    _fill_reciprocals(alpha, roff, recip)
+    rhi = np.zeros(G, dtype=np.int64)  # reciprocals filled so far, per group (grown by the sweep)
     rate = np.empty(G)
     shape = np.empty(G)
+    inv = np.empty(live.shape[0])
     it = start
-    blk = 0  # recorded iterations whose leaf estimates are still in psum
+    blk = 0  # recorded iterations not yet flushed from psum
     while it < n_iter:
         if max_t[0] + window + 1 >= cols:
             break
         # ---- pseudo-counts, deepest nodes first (Algorithms 3 and 4)
-        _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w, max_t)
+        _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rhi, rng, window, w, max_t)
         # ---- concentrations (Algorithm 5): q_j ~ Beta(alpha, n_j), alpha ~ Gamma(2 + sum t, 1 + sum -log q)
         if (it + conc_offset) % conc_every == 0:
-            _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, blk)
+            _flush(parent, grp, n, Nm, alpha, acc, live, frozen, n_int, psum, blk)
             blk = 0
-            _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape)
-            _fill_reciprocals(alpha, roff, recip)
+            _sample_concentrations(rng, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape, n_int, lhist, ldraw)
+            _fill_reciprocals(alpha, roff, recip, rhi)
         # ---- running estimate (Eqs. 12-14)
         if it >= burn_in:
-            _record(parent, grp, n, Nm, alpha, p, acc, n_int, lp0, psum)
+            _record(parent, grp, n, Nm, alpha, p, live, psum, inv)
             blk += 1
             acc_n[0] += 1
         it += 1
         if one_sweep:
             break
-    _flush_leaves(parent, grp, n, Nm, alpha, acc, n_int, lp0, psum, blk)
+    _flush(parent, grp, n, Nm, alpha, acc, live, frozen, n_int, psum, blk)
     return it
 
 
@@ -778,7 +864,10 @@ def _reciprocal_offsets(tree: _Tree, window: int) -> np.ndarray:
     A parent's N (the sum of its children's t) never exceeds the number of
     training rows below it, D, so the sweep reads ``m = N + d <= D + window``:
     group g gets ``max D + window + 1`` entries over its internal nodes (none
-    for a group of leaves only). Static, so the sweep needs no bounds check.
+    for a group of leaves only). Allocated once; only the first ``rhi[g]``
+    entries are computed, as far as the parents' totals have reached (N is
+    usually far below D), grown by the sweep and refilled after each
+    concentration draw.
     """
     D = tree.n.sum(axis=1)  # leaves: their data counts; internal nodes: recomputed below
     off = tree.offsets
@@ -794,6 +883,38 @@ def _reciprocal_offsets(tree: _Tree, window: int) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(size)]).astype(np.int64)
 
 
+def _frozen(tree: _Tree) -> np.ndarray:
+    """Nodes whose counts never change: the leaves, and the internal nodes all of whose
+    children are frozen with every n <= 1 (so their t = n is forced and never sampled)."""
+    nn = tree.n.shape[0]
+    off = tree.offsets
+    frozen = np.zeros(nn, dtype=bool)
+    frozen[off[-2]:] = True
+    for d in range(len(off) - 3, -1, -1):  # internal depths, deepest first
+        kids = np.arange(off[d + 1], off[d + 2])
+        moving = ~frozen[kids] | (tree.n[kids].max(axis=1, initial=0) > 1)
+        blocked = np.zeros(nn, dtype=bool)
+        blocked[tree.parent[kids[moving]]] = True
+        frozen[off[d]:off[d + 1]] = ~blocked[off[d]:off[d + 1]]
+    return frozen
+
+
+def _leaf_concentration_terms(tree: _Tree, agg_row: np.ndarray, n_int: int):
+    """The leaves' fixed share of :func:`_sample_concentrations`: per aggregated group the
+    histogram of min(n, AGG_DEPTH) over its leaves, and the leaves that need a Beta draw
+    of their own (n > AGG_DEPTH in an aggregated group; every leaf of a small group)."""
+    leaves = np.arange(n_int, tree.n.shape[0])
+    g = tree.grp[leaves]
+    n = tree.n[leaves].sum(axis=1)
+    row = agg_row[g]
+    sampled = g != 0
+    lhist = np.zeros((int(agg_row.max()) + 1, AGG_DEPTH + 1), dtype=np.int64)
+    agg = sampled & (row >= 0)
+    np.add.at(lhist, (row[agg], np.minimum(n[agg], AGG_DEPTH)), 1)
+    ldraw = leaves[sampled & ((row < 0) | (n > AGG_DEPTH))]
+    return lhist, np.ascontiguousarray(ldraw, dtype=np.int64)
+
+
 def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     nn, K = tree.n.shape
     Nm = tree.n.sum(axis=1)
@@ -801,8 +922,11 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     acc = np.zeros((nn, K))
     acc_n = np.zeros(1, dtype=np.int64)
     p = np.empty((nn, K))
-    n_int, lp0 = int(tree.offsets[-2]), int(tree.offsets[-3])  # first leaf, first parent of a leaf
-    psum = np.zeros((n_int - lp0, K))
+    n_int = int(tree.offsets[-2])  # the first leaf
+    frozen = _frozen(tree)
+    live = np.flatnonzero(~frozen[:n_int])
+    frozen_int = np.flatnonzero(frozen[:n_int])
+    psum = np.zeros((n_int, K))
     max_t = np.array([int(tree.t.max()) if tree.t.size else 0], dtype=np.int64)
     rows = tree.data_max + window + 2
     pairs = _pairs(tree, window)
@@ -811,17 +935,19 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     big = np.flatnonzero(tree.gsize > 4 * AGG_DEPTH)
     big = big[big > 0]
     agg_row[big] = np.arange(big.size)
+    lhist, ldraw = _leaf_concentration_terms(tree, agg_row, n_int)
     it = 0
     while it < iterations:
         up_t, up_n = _STIRLING.ensure(rows, max_t[0] + 2 * window + 2)
-        it = _run_tree(tree.parent, tree.grp, tree.gsize, agg_row, big.size, pairs,
-                       tree.n, tree.t, Nm, Tm, tree.alpha, up_t, up_n, roff, tree.rng, acc, acc_n, p, psum, n_int, lp0,
+        it = _run_tree(tree.parent, tree.grp, tree.gsize, agg_row, lhist, ldraw, pairs,
+                       tree.n, tree.t, Nm, Tm, tree.alpha, up_t, up_n, roff, tree.rng, acc, acc_n, p, psum, live, frozen_int,
+                       n_int,
                        it, iterations, burn_in, conc_every, window, max_t, debug)
         if debug:
             check_invariants(tree)
             assert np.array_equal(Nm, tree.n.sum(axis=1)) and np.array_equal(Tm, tree.t.sum(axis=1))
     if acc_n[0] == 0:  # no post-burn-in iteration: estimates of the final state
-        _record(tree.parent, tree.grp, tree.n, Nm, tree.alpha, p, acc, nn, nn, psum)
+        _state_estimates(tree.parent, tree.grp, tree.n, Nm, tree.alpha, acc)
         acc_n[0] = 1
     tree.est = acc / acc_n[0]
 

@@ -91,8 +91,9 @@ def test_ratio_recurrence_stays_accurate_for_large_counts():
     "nj, tj, npk, tpk, aj, ap, Np",
     [(30, 15, 40, 36, 3.5, 7.0, 55),  # window binds (base 5, top 25) and so does the parent (lo 11)
      (3, 2, 5, 2, 0.7, 2.5, 9),  # all of 1..3
-     (2, 1, 1, 1, 40.0, 1.5, 3)],  # the parent has n = t: t may only grow
-    ids=["window-and-parent-bind", "small", "parent-tight"],
+     (2, 1, 1, 1, 40.0, 1.5, 3),  # the parent has n = t: t may only grow (n = 2: the loop-free path)
+     (2, 2, 2, 2, 1.0, 3.0, 4)],  # n = 2 and t = 1 would leave the parent with n < t: t = 2 forced
+    ids=["window-and-parent-bind", "small", "parent-tight", "n2-forced"],
 )
 def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
     """One pair's draws against the conditional of Eq. 11 computed from log S and lgamma."""
@@ -113,7 +114,7 @@ def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
     w = np.empty(2 * window + 1)
     roff = np.array([0, 0, Np + window + 1, Np + window + 1], dtype=np.int64)  # only the parent's group
     recip = np.empty(roff[-1])
-    hdp_module._fill_reciprocals(alpha, roff, recip)
+    rhi = np.zeros(3, dtype=np.int64)  # nothing filled: the sweep grows the parent's group itself
     draws = 20000
     got = np.empty(draws, dtype=np.int64)
     for i in range(draws):
@@ -121,8 +122,9 @@ def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
         t1 = np.array([0, tpk, tj], dtype=np.int64)
         Nm = np.array([0, Np, nj], dtype=np.int64)
         Tm = np.array([0, tpk, tj], dtype=np.int64)
-        hdp_module._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rng, window, w,
+        hdp_module._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rhi, rng, window, w,
                           np.zeros(1, dtype=np.int64))
+        assert Np + window < rhi[1] <= roff[2] - roff[1]
         got[i] = t1[2]
         d_ = t1[2] - tj
         assert n1[1] == npk + d_ and Nm[1] == Np + d_ and Tm[2] == tj + d_
@@ -151,10 +153,40 @@ def test_blocked_leaf_estimates_equal_per_iteration_recording():
         np.testing.assert_allclose(tree.est[0], (tree.n[0] + 2.0 / tree.card) / (tree.n[0].sum() + 2.0), rtol=1e-12)
 
 
+def test_frozen_nodes_and_block_recording_equal_recording_every_node_every_iteration():
+    """Nodes whose counts never change (leaves; internal nodes whose children's t are all
+    forced) are recorded once per block; the result equals the mean over the post-burn-in
+    iterations of Eqs. 12-14 for every node, computed from the state after each iteration."""
+    X, y, cards, n_classes = _random_bnc(seed=4, N=150)
+    structure = kdb(X, y, cards, n_classes, 2)
+    T, B = 30, 18
+    fit = fit_hdp(X, y, structure, cards, n_classes, iterations=T, burn_in=B, seed=3)
+    n_frozen_internal = n_live = 0
+    for tree in fit.trees:
+        frozen = hdp_module._frozen(tree)
+        n_int = tree.offsets[-2]
+        n_frozen_internal += frozen[:n_int].sum()
+        n_live += (~frozen).sum()
+    assert n_frozen_internal > 0 and n_live > 0  # both kinds occur in this example
+    ref = [np.zeros_like(tree.est) for tree in fit.trees]
+    initial = fit_hdp(X, y, structure, cards, n_classes, iterations=0, seed=3)
+    for i in range(B + 1, T + 1):  # the state after iteration i (fits are deterministic for a seed)
+        state = fit_hdp(X, y, structure, cards, n_classes, iterations=i, burn_in=B, seed=3)
+        for r, tree, tree0 in zip(ref, state.trees, initial.trees):
+            frozen = hdp_module._frozen(tree0)
+            np.testing.assert_array_equal(tree.n[frozen], tree0.n[frozen])  # frozen: counts never change
+            p = np.empty_like(r)
+            hdp_module._state_estimates(tree.parent, tree.grp, tree.n, tree.n.sum(axis=1), tree.alpha, p)
+            r += p / (T - B)
+    for r, tree in zip(ref, fit.trees):
+        np.testing.assert_allclose(tree.est, r, rtol=1e-11)
+
+
 @pytest.mark.parametrize("tying", TYINGS)
 def test_reciprocal_cache_covers_every_parent_total(tying):
     """The sweep reads 1 / (a_p + N_p + d) from a cache sized by the rows below each parent:
-    it must cover N_p + window for every internal node, whatever the draws did to N_p."""
+    it must cover N_p + window for every internal node, whatever the draws did to N_p; the
+    entries filled so far (grown on demand) are exact reciprocals and stop within the size."""
     X, y, cards, n_classes = _random_bnc(seed=6)
     h = fit_hdp(X, y, kdb(X, y, cards, n_classes, 2), cards, n_classes, iterations=200, tying=tying, seed=2)
     for tree in h.trees:
@@ -163,10 +195,61 @@ def test_reciprocal_cache_covers_every_parent_total(tying):
         internal = np.arange(tree.offsets[-2])
         assert np.all(tree.n[internal].sum(axis=1) + 10 < size[tree.grp[internal]])
         assert size[tree.grp[0]] == X.shape[0] + 11  # the root: every row, + window + 1
-        recip = np.empty(roff[-1])
-        hdp_module._fill_reciprocals(tree.alpha, roff, recip)
-        g = tree.grp[0]
-        assert recip[roff[g] + 7] == 1.0 / (tree.alpha[g] + 7)
+        recip = np.full(roff[-1], np.nan)
+        rhi = np.zeros(size.size, dtype=np.int64)
+        for j in internal:  # what the sweep asks for: N_p + window + 1 entries of the parent's group
+            hdp_module._grow_reciprocals(tree.alpha, roff, recip, rhi, tree.grp[j], tree.n[j].sum() + 11)
+        assert np.all(rhi <= size)
+        hdp_module._fill_reciprocals(tree.alpha, roff, recip, rhi)
+        for g in range(size.size):
+            m = np.arange(rhi[g])
+            np.testing.assert_array_equal(recip[roff[g] + m], 1.0 / (tree.alpha[g] + m))
+            assert np.all(np.isnan(recip[roff[g] + rhi[g]:roff[g + 1]]))  # nothing beyond is computed
+
+
+def test_concentration_draws_follow_algorithm5():
+    """The compiled concentration step (aggregated Beta draws, the leaves' fixed share
+    precomputed) against Algorithm 5 drawn directly with scipy: alpha_g ~ Gamma(2 + sum t,
+    1 + sum -log q_j), q_j ~ Beta(alpha_g, n_j); two-sample KS test per group."""
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    A = hdp_module.AGG_DEPTH
+    # node 0 the root; 1-5 internal, group 1; 6-8 internal, group 2; leaves 9-16 group 1, 17-22 group 2
+    grp = np.array([0] + [1] * 5 + [2] * 3 + [1] * 8 + [2] * 6, dtype=np.int64)
+    n_int = 9
+    Nm = np.array([900, 1, 40, 3, 200, 32, 5, 70, 2,  # root, internal
+                   1, 2, A, A + 1, 9, 300, 4, A,  # leaves of group 1
+                   6, 1, 50, 3, 800, 2])  # leaves of group 2
+    Tm = np.minimum(Nm, np.arange(Nm.size) % 7 + 1)
+    gsize = np.bincount(grp, minlength=3)
+    alpha0 = np.array([2.0, 3.5, 0.8])
+    agg_row = np.array([-1, 0, -1], dtype=np.int64)  # group 1 aggregated, group 2 one Beta per node
+    lhist, ldraw = hdp_module._leaf_concentration_terms(SimpleNamespace(n=Nm[:, None], grp=grp), agg_row, n_int)
+    want_hist = np.zeros((1, A + 1), dtype=np.int64)
+    for v in (1, 2, A, A, 9, A, 4, A):  # min(n, A) of the leaves of group 1
+        want_hist[0, v] += 1
+    np.testing.assert_array_equal(lhist, want_hist)
+    np.testing.assert_array_equal(ldraw, [12, 14] + list(range(17, 23)))  # n > A in group 1; all of group 2
+
+    draws = 4000
+    got = np.empty((draws, 3))
+    state = np.random.SeedSequence(3).generate_state(4, dtype=np.uint64)
+    rate, shape = np.empty(3), np.empty(3)
+    for i in range(draws):
+        alpha = alpha0.copy()
+        hdp_module._sample_concentrations(state, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape, n_int, lhist, ldraw)
+        got[i] = alpha
+    assert np.all(got[:, 0] == 2.0)  # the root's concentration is never sampled
+    rng = np.random.default_rng(11)
+    for g in (1, 2):
+        nodes = np.flatnonzero(grp == g)
+        q = stats.beta.rvs(alpha0[g], Nm[nodes], size=(draws, nodes.size), random_state=rng)
+        rate_ref = 1.0 - np.log(np.maximum(q, 1e-75)).sum(axis=1)
+        want = np.minimum(stats.gamma.rvs(2.0 + Tm[nodes].sum(), size=draws, random_state=rng) / rate_ref, 4000.0)
+        assert stats.ks_2samp(got[:, g], want).pvalue > 1e-3, g
+        np.testing.assert_allclose(got[:, g].mean(), want.mean(), rtol=0.03)
 
 
 def _random_bnc(seed=0, N=400, cards=(3, 2, 4, 3, 5), n_classes=3):
