@@ -384,16 +384,7 @@ def _grow_reciprocals(alpha, roff, recip, rhi, g, need):  # pragma: no cover - c
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _beta_term(rng, alpha, agg_row, g, nj):  # pragma: no cover - compiled
-    """-log q of one node of group g (see :func:`_sample_concentrations`)."""
-    if agg_row[g] >= 0:  # the part beyond the aggregated AGG_DEPTH
-        return -_log_beta_variate(rng, alpha[g] + AGG_DEPTH, float(nj - AGG_DEPTH))
-    lq = _log_beta_variate(rng, alpha[g], float(nj))
-    return -max(lq, -172.69388197455342)  # q >= 1e-75
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _sample_concentrations(rng, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape, n_int, lhist, ldraw):  # pragma: no cover
+def _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape):  # pragma: no cover
     """Algorithm 5 for every sampled group g >= 1 (group 0, the root's, stays fixed).
 
     alpha_g ~ Gamma(2 + sum_j t_j, 1 + sum_j -log q_j), q_j ~ Beta(alpha_g, n_j) over the
@@ -402,34 +393,32 @@ def _sample_concentrations(rng, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape,
     nodes of a large group, the first part is exactly sum_{i<I} Gamma(c_i, 1) / (a + i),
     c_i the number of nodes with n > i. Large groups (``agg_row[g] >= 0``) use this
     (I = AGG_DEPTH draws instead of one Beta per node); small groups draw per node and
-    clamp q >= 1e-75 as the reference code. A leaf's n never changes, so the leaves'
-    share of the histogram (``lhist``) and the leaves that need a draw of their own
-    (``ldraw``) are fixed for a run (:func:`_leaf_concentration_terms`); only the
-    internal nodes ``1 <= j < n_int`` are visited.
+    clamp q >= 1e-75 as the reference code.
     """
     G = alpha.shape[0]
     nn = grp.shape[0]
-    hist = lhist.copy()
+    hist = np.zeros((n_agg, AGG_DEPTH + 1), dtype=np.int64)
     for g in range(G):
         rate[g] = PRIOR_RATE
         shape[g] = PRIOR_SHAPE
-    for j in range(1, nn):  # (group 0's shape is never used)
-        shape[grp[j]] += Tm[j]
-    for j in range(1, n_int):
+    for j in range(1, nn):
         g = grp[j]
         if g == 0:
             continue
+        shape[g] += Tm[j]
         nj = Nm[j]
         row = agg_row[g]
-        if row >= 0 and nj <= AGG_DEPTH:
-            hist[row, nj] += 1
-        else:
-            if row >= 0:
+        if row >= 0:
+            if nj > AGG_DEPTH:
                 hist[row, AGG_DEPTH] += 1
-            rate[g] += _beta_term(rng, alpha, agg_row, g, nj)
-    for j in ldraw:
-        g = grp[j]
-        rate[g] += _beta_term(rng, alpha, agg_row, g, Nm[j])
+                rate[g] -= _log_beta_variate(rng, alpha[g] + AGG_DEPTH, float(nj - AGG_DEPTH))
+            else:
+                hist[row, nj] += 1
+        else:
+            lq = _log_beta_variate(rng, alpha[g], float(nj))
+            if lq < -172.69388197455342:  # q >= 1e-75
+                lq = -172.69388197455342
+            rate[g] -= lq
     for g in range(1, G):
         row = agg_row[g]
         if row >= 0:
@@ -536,7 +525,7 @@ def _state_estimates(parent, grp, n, Nm, alpha, p):  # pragma: no cover - compil
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_tree(
-    parent, grp, gsize, agg_row, lhist, ldraw, pairs, n, t, Nm, Tm, alpha, up_t, up_n, roff, rng,
+    parent, grp, gsize, agg_row, n_agg, pairs, n, t, Nm, Tm, alpha, up_t, up_n, roff, rng,
     acc, acc_n, p, psum, live, frozen, n_int, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
 ):  # pragma: no cover - compiled
     """Gibbs iterations ``start .. n_iter - 1`` of one context tree.
@@ -570,7 +559,7 @@ def _run_tree(
         if (it + conc_offset) % conc_every == 0:
             _flush(parent, grp, n, Nm, alpha, acc, live, frozen, n_int, psum, blk)
             blk = 0
-            _sample_concentrations(rng, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape, n_int, lhist, ldraw)
+            _sample_concentrations(rng, alpha, grp, gsize, agg_row, n_agg, Nm, Tm, rate, shape)
             _fill_reciprocals(alpha, roff, recip, rhi)
         # ---- running estimate (Eqs. 12-14)
         if it >= burn_in:
@@ -899,22 +888,6 @@ def _frozen(tree: _Tree) -> np.ndarray:
     return frozen
 
 
-def _leaf_concentration_terms(tree: _Tree, agg_row: np.ndarray, n_int: int):
-    """The leaves' fixed share of :func:`_sample_concentrations`: per aggregated group the
-    histogram of min(n, AGG_DEPTH) over its leaves, and the leaves that need a Beta draw
-    of their own (n > AGG_DEPTH in an aggregated group; every leaf of a small group)."""
-    leaves = np.arange(n_int, tree.n.shape[0])
-    g = tree.grp[leaves]
-    n = tree.n[leaves].sum(axis=1)
-    row = agg_row[g]
-    sampled = g != 0
-    lhist = np.zeros((int(agg_row.max()) + 1, AGG_DEPTH + 1), dtype=np.int64)
-    agg = sampled & (row >= 0)
-    np.add.at(lhist, (row[agg], np.minimum(n[agg], AGG_DEPTH)), 1)
-    ldraw = leaves[sampled & ((row < 0) | (n > AGG_DEPTH))]
-    return lhist, np.ascontiguousarray(ldraw, dtype=np.int64)
-
-
 def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     nn, K = tree.n.shape
     Nm = tree.n.sum(axis=1)
@@ -935,11 +908,10 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
     big = np.flatnonzero(tree.gsize > 4 * AGG_DEPTH)
     big = big[big > 0]
     agg_row[big] = np.arange(big.size)
-    lhist, ldraw = _leaf_concentration_terms(tree, agg_row, n_int)
     it = 0
     while it < iterations:
         up_t, up_n = _STIRLING.ensure(rows, max_t[0] + 2 * window + 2)
-        it = _run_tree(tree.parent, tree.grp, tree.gsize, agg_row, lhist, ldraw, pairs,
+        it = _run_tree(tree.parent, tree.grp, tree.gsize, agg_row, big.size, pairs,
                        tree.n, tree.t, Nm, Tm, tree.alpha, up_t, up_n, roff, tree.rng, acc, acc_n, p, psum, live, frozen_int,
                        n_int,
                        it, iterations, burn_in, conc_every, window, max_t, debug)

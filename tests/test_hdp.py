@@ -208,38 +208,28 @@ def test_reciprocal_cache_covers_every_parent_total(tying):
 
 
 def test_concentration_draws_follow_algorithm5():
-    """The compiled concentration step (aggregated Beta draws, the leaves' fixed share
-    precomputed) against Algorithm 5 drawn directly with scipy: alpha_g ~ Gamma(2 + sum t,
-    1 + sum -log q_j), q_j ~ Beta(alpha_g, n_j); two-sample KS test per group."""
-    from types import SimpleNamespace
-
+    """The compiled concentration step (with its aggregated Beta draws) against Algorithm 5
+    drawn directly with scipy: alpha_g ~ Gamma(2 + sum t, 1 + sum -log q_j), q_j ~
+    Beta(alpha_g, n_j); two-sample KS test per group."""
     from scipy import stats
 
     A = hdp_module.AGG_DEPTH
-    # node 0 the root; 1-5 internal, group 1; 6-8 internal, group 2; leaves 9-16 group 1, 17-22 group 2
+    # node 0 the root; nodes of group 1 (13) on both sides of AGG_DEPTH; group 2 (9)
     grp = np.array([0] + [1] * 5 + [2] * 3 + [1] * 8 + [2] * 6, dtype=np.int64)
-    n_int = 9
-    Nm = np.array([900, 1, 40, 3, 200, 32, 5, 70, 2,  # root, internal
-                   1, 2, A, A + 1, 9, 300, 4, A,  # leaves of group 1
-                   6, 1, 50, 3, 800, 2])  # leaves of group 2
+    Nm = np.array([900, 1, 40, 3, 200, 32, 5, 70, 2,
+                   1, 2, A, A + 1, 9, 300, 4, A,
+                   6, 1, 50, 3, 800, 2])
     Tm = np.minimum(Nm, np.arange(Nm.size) % 7 + 1)
     gsize = np.bincount(grp, minlength=3)
     alpha0 = np.array([2.0, 3.5, 0.8])
     agg_row = np.array([-1, 0, -1], dtype=np.int64)  # group 1 aggregated, group 2 one Beta per node
-    lhist, ldraw = hdp_module._leaf_concentration_terms(SimpleNamespace(n=Nm[:, None], grp=grp), agg_row, n_int)
-    want_hist = np.zeros((1, A + 1), dtype=np.int64)
-    for v in (1, 2, A, A, 9, A, 4, A):  # min(n, A) of the leaves of group 1
-        want_hist[0, v] += 1
-    np.testing.assert_array_equal(lhist, want_hist)
-    np.testing.assert_array_equal(ldraw, [12, 14] + list(range(17, 23)))  # n > A in group 1; all of group 2
-
     draws = 4000
     got = np.empty((draws, 3))
     state = np.random.SeedSequence(3).generate_state(4, dtype=np.uint64)
     rate, shape = np.empty(3), np.empty(3)
     for i in range(draws):
         alpha = alpha0.copy()
-        hdp_module._sample_concentrations(state, alpha, grp, gsize, agg_row, Nm, Tm, rate, shape, n_int, lhist, ldraw)
+        hdp_module._sample_concentrations(state, alpha, grp, gsize, agg_row, 1, Nm, Tm, rate, shape)
         got[i] = alpha
     assert np.all(got[:, 0] == 2.0)  # the root's concentration is never sampled
     rng = np.random.default_rng(11)
