@@ -162,54 +162,22 @@ _clock = time.monotonic  # the progress log's clock (tests replace it)
 
 
 class _ProgressLog:
-    """``tasks: done/total (pct), failed, elapsed, ETA`` on stderr at most every ``every`` seconds.
+    """``tasks: done/total (pct), failed, elapsed, ETA`` on stderr at most every ``every`` seconds."""
 
-    The ETA extrapolates the elapsed time by weight: ``total_weight`` is the sum of the
-    pending tasks' weights (their count by default) and each ``update`` adds the finished
-    task's weight, so that cheap tasks finishing first do not make the ETA optimistic.
-    """
-
-    def __init__(self, total: int, every: float = 60.0, total_weight: float | None = None):
+    def __init__(self, total: int, every: float = 60.0):
         self.total, self.every, self.done = total, every, 0
-        self.total_weight = float(total if total_weight is None else total_weight)
-        self.done_weight = 0.0
         self.start = self.last = _clock()
 
-    def update(self, failed: int = 0, weight: float = 1.0) -> None:
+    def update(self, failed: int = 0) -> None:
         self.done += 1
-        self.done_weight += weight
         now = _clock()
         if now - self.last < self.every and self.done < self.total:
             return
         self.last = now
         el = now - self.start
-        left = max(0.0, self.total_weight - self.done_weight) if self.done < self.total else 0.0
-        eta = el / max(self.done_weight, 1e-12) * left
+        eta = el / self.done * (self.total - self.done)
         print(f"tasks: {self.done}/{self.total} ({100 * self.done / self.total:.1f} %), {failed} failed, "
               f"elapsed {_hms(el)}, ETA {_hms(eta)}", file=sys.stderr, flush=True)
-
-
-def _dataset_weights(datasets: list[dict]) -> dict[str, float]:
-    """Rows x attributes of each dataset where known without loading it (the registry's
-    expected shape, a synthetic spec's size); the others get the mean of the known ones
-    (1 when none is known). The progress log's cost model for a task."""
-    from bncbench.data import uci
-    from bncbench.data.sources import SYNTHETIC_PRESETS
-
-    known: dict[str, float] = {}
-    for spec in datasets:
-        name = str(spec["name"])
-        try:
-            if spec.get("source") == "uci":
-                shape = uci._entry(name).get("expected", {})
-                known[name] = float(shape["rows"]) * max(1, int(shape["attributes"]))
-            elif spec.get("source") == "synthetic":
-                p = {**SYNTHETIC_PRESETS.get(name, {}), **spec}
-                known[name] = float(p["n_samples"]) * max(1, int(p["n_attributes"]))
-        except (KeyError, TypeError, ValueError, BNCBenchError):
-            pass
-    fill = float(np.mean(list(known.values()))) if known else 1.0
-    return {str(s["name"]): known.get(str(s["name"]), fill) for s in datasets}
 
 
 def _hms(seconds: float) -> str:
@@ -265,9 +233,7 @@ def run_experiment(
 
     bar = tqdm(total=len(pending), desc="tasks", unit="task", disable=(None if progress is None else not progress))
     # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
-    weight = _dataset_weights(datasets)
-    log = (_ProgressLog(len(pending), every=60.0, total_weight=sum(weight[t.dataset["name"]] for t in pending))
-           if bar.disable and progress is None else None)
+    log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
     jobs = (delayed(run_task)(t, protocol, data_dir, str(results_root)) for t in pending)
     if n_jobs == 1:
         results = (run_task(t, protocol, data_dir, str(results_root)) for t in pending)
@@ -277,7 +243,7 @@ def run_experiment(
         counts[rec["status"]] += 1
         bar.update(1)
         if log is not None:
-            log.update(counts["failed"], weight=weight[rec["dataset"]])
+            log.update(counts["failed"])
         if rec["status"] == "failed":
             bar.write(f"failed: {rec['dataset']} / {rec['model']} r{rec['round']}f{rec['fold']}: {rec['error']}")
     bar.close()

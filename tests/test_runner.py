@@ -228,27 +228,6 @@ def test_progress_is_logged_without_a_terminal(tmp_path, capsys, monkeypatch):
     assert "tasks:" not in capsys.readouterr().err  # progress=False: silent
 
 
-def test_progress_eta_weights_tasks_by_dataset_size(tmp_path, capsys, monkeypatch):
-    """The ETA extrapolates by rows x attributes, not by task count: after the two tasks of
-    a 200 x 4 dataset, the two of an 800 x 4 one are 4x the work done."""
-    from bncbench import runner
-
-    clock = iter(float(60 * i) for i in range(1000))  # every task "takes" a minute
-    monkeypatch.setattr(runner, "_clock", lambda: next(clock))
-    specs = [{"name": f"synth-{n}", "source": "synthetic", "n_attributes": 4, "n_samples": n, "seed": 4}
-             for n in (200, 800)]
-    datasets = registry.resolve(specs)
-    assert runner._dataset_weights(datasets) == {"synth-200": 800.0, "synth-800": 3200.0}
-    assert runner._dataset_weights(registry.resolve(["synth-nb", "sklearn-iris"])) == {
-        "synth-nb": 10000.0, "sklearn-iris": 10000.0}  # unknown size: the mean of the known ones
-    run_experiment(datasets, [ModelSpec("NB", {"structure": "nb"})], results_root=tmp_path,
-                   protocol=Protocol(seed=0, rounds=1, folds=2), progress=None)
-    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("tasks:")]
-    # weights 800, 800, 3200, 3200: after 2 minutes 1600 of 8000 done -> 8 more minutes (by count: 2)
-    assert lines[1] == "tasks: 2/4 (50.0 %), 0 failed, elapsed 0:02:00, ETA 0:08:00"
-    assert lines[2] == "tasks: 3/4 (75.0 %), 0 failed, elapsed 0:03:00, ETA 0:02:00"
-
-
 def test_progress_log_is_rate_limited(capsys, monkeypatch):
     from bncbench import runner
 
