@@ -332,26 +332,20 @@ def _sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rhi, rng, wind
             _grow_reciprocals(alpha, roff, recip, rhi, gp, mp + window + 1)
         rp = roff[gp] + mp  # recip[rp + d] = 1 / (a_p + N_p + d)
         ex = float(max(0, lo - base))  # the stand-in weights of the excluded candidates
-        if nj == 2:  # candidates 1 and 2 (a third of the pairs; contiguous in the pair order): no loops
-            d = 1 - tj
-            r = up_t[2, 1] * aj * up_n[np.uint64(tpk), np.uint64(npk + d)] * recip[np.uint64(rp + d)]
-            total = 1.0 + (r if lo <= 1 else 1.0)
-            cnt = 1 if 1.0 <= ex + _uniform(rng) * (total - ex) else 0
-        else:
-            total = 1.0  # w(base) = 1 (a stand-in 1 if excluded)
-            chain = 1.0
-            for c in range(top - base):
-                tc = base + c
-                d = tc - tj
-                r = (up_t[np.uint64(nj), np.uint64(tc)] * aj * up_n[np.uint64(tpk), np.uint64(npk + d)]
-                     * recip[np.uint64(rp + d)])  # read unconditionally: a select, not a branch
-                chain *= r if tc >= lo else 1.0  # excluded candidates: ratio 1
-                w[c] = total  # cumulative weight of base..tc
-                total += chain
-            u = ex + _uniform(rng) * (total - ex)
-            cnt = 0
-            for i in range(top - base):
-                cnt += w[i] <= u
+        total = 1.0  # w(base) = 1 (a stand-in 1 if excluded)
+        chain = 1.0
+        for c in range(top - base):
+            tc = base + c
+            d = tc - tj
+            r = (up_t[np.uint64(nj), np.uint64(tc)] * aj * up_n[np.uint64(tpk), np.uint64(npk + d)]
+                 * recip[np.uint64(rp + d)])  # read unconditionally: a select, not a branch
+            chain *= r if tc >= lo else 1.0  # excluded candidates: ratio 1
+            w[c] = total  # cumulative weight of base..tc
+            total += chain
+        u = ex + _uniform(rng) * (total - ex)
+        cnt = 0
+        for i in range(top - base):
+            cnt += w[i] <= u
         d = base + cnt - tj
         t1[f] = tj + d
         Tm[j] += d

@@ -91,7 +91,7 @@ def test_ratio_recurrence_stays_accurate_for_large_counts():
     "nj, tj, npk, tpk, aj, ap, Np",
     [(30, 15, 40, 36, 3.5, 7.0, 55),  # window binds (base 5, top 25) and so does the parent (lo 11)
      (3, 2, 5, 2, 0.7, 2.5, 9),  # all of 1..3
-     (2, 1, 1, 1, 40.0, 1.5, 3),  # the parent has n = t: t may only grow (n = 2: the loop-free path)
+     (2, 1, 1, 1, 40.0, 1.5, 3),  # the parent has n = t: t may only grow
      (2, 2, 2, 2, 1.0, 3.0, 4)],  # n = 2 and t = 1 would leave the parent with n < t: t = 2 forced
     ids=["window-and-parent-bind", "small", "parent-tight", "n2-forced"],
 )
