@@ -505,19 +505,6 @@ def _flush(parent, grp, n, Nm, alpha, acc, live, frozen, n_int, psum, cnt):  # p
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _state_estimates(parent, grp, n, Nm, alpha, p):  # pragma: no cover - compiled
-    """Eqs. 12-14 of the current state for every node (breadth-first), into ``p``."""
-    K = n.shape[1]
-    a = alpha[grp[0]]
-    for k in range(K):
-        p[0, k] = (n[0, k] + a / K) / (Nm[0] + a)
-    for j in range(1, n.shape[0]):
-        a = alpha[grp[j]]
-        for k in range(K):
-            p[j, k] = (n[j, k] + a * p[parent[j], k]) / (Nm[j] + a)
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _run_tree(
     parent, grp, gsize, agg_row, n_agg, pairs, n, t, Nm, Tm, alpha, up_t, up_n, roff, rng,
     acc, acc_n, p, psum, live, frozen, n_int, start, n_iter, burn_in, conc_every, window, max_t, one_sweep,
@@ -913,7 +900,7 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
             check_invariants(tree)
             assert np.array_equal(Nm, tree.n.sum(axis=1)) and np.array_equal(Tm, tree.t.sum(axis=1))
     if acc_n[0] == 0:  # no post-burn-in iteration: estimates of the final state
-        _state_estimates(tree.parent, tree.grp, tree.n, Nm, tree.alpha, acc)
+        _record(tree.parent, tree.grp, tree.n, Nm, tree.alpha, p, np.arange(nn), acc, np.empty(nn))  # acc = p
         acc_n[0] = 1
     tree.est = acc / acc_n[0]
 

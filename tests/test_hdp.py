@@ -153,6 +153,19 @@ def test_blocked_leaf_estimates_equal_per_iteration_recording():
         np.testing.assert_allclose(tree.est[0], (tree.n[0] + 2.0 / tree.card) / (tree.n[0].sum() + 2.0), rtol=1e-12)
 
 
+def _eqs_12_14(tree):
+    """Eqs. 12-14 of a tree's current state for every node, depth by depth in numpy."""
+    a = tree.alpha[tree.grp][:, None]
+    N = tree.n.sum(axis=1)[:, None]
+    p = np.empty(tree.n.shape)
+    p[0] = (tree.n[0] + a[0] / tree.card) / (N[0] + a[0])
+    off = tree.offsets
+    for d in range(1, len(off) - 1):
+        j = np.arange(off[d], off[d + 1])
+        p[j] = (tree.n[j] + a[j] * p[tree.parent[j]]) / (N[j] + a[j])
+    return p
+
+
 def test_frozen_nodes_and_block_recording_equal_recording_every_node_every_iteration():
     """Nodes whose counts never change (leaves; internal nodes whose children's t are all
     forced) are recorded once per block; the result equals the mean over the post-burn-in
@@ -175,11 +188,12 @@ def test_frozen_nodes_and_block_recording_equal_recording_every_node_every_itera
         for r, tree, tree0 in zip(ref, state.trees, initial.trees):
             frozen = hdp_module._frozen(tree0)
             np.testing.assert_array_equal(tree.n[frozen], tree0.n[frozen])  # frozen: counts never change
-            p = np.empty_like(r)
-            hdp_module._state_estimates(tree.parent, tree.grp, tree.n, tree.n.sum(axis=1), tree.alpha, p)
-            r += p / (T - B)
+            r += _eqs_12_14(tree) / (T - B)
     for r, tree in zip(ref, fit.trees):
         np.testing.assert_allclose(tree.est, r, rtol=1e-11)
+    early = fit_hdp(X, y, structure, cards, n_classes, iterations=5, burn_in=10, seed=3)  # nothing recorded
+    for tree in early.trees:
+        np.testing.assert_allclose(tree.est, _eqs_12_14(tree), rtol=1e-12)  # the final state's estimates
 
 
 @pytest.mark.parametrize("tying", TYINGS)
