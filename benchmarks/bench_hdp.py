@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from bncbench.hdp import fit_hdp
-from bncbench.skdb import restrict, skdb
-from bncbench.structure import kdb
+from bncbench.structures.skdb import restrict, skdb
+from bncbench.structures.kdb import kdb
 from bncbench.tables import CountTables
 
 REFERENCE = {5000: (204.0, 0.1644, 0.3388, 0.3641), 50000: (2072.0, 0.1637, 0.3381, 0.3625)}

@@ -118,7 +118,7 @@ def bench_nb(n_rows, repeats, seed, log):
 
 def bench_tan(n_rows, repeats, seed, log):
     from bncbench.counts import mutual_information
-    from bncbench.structure import tan
+    from bncbench.structures.tan import tan
 
     X, y, cards = _synthetic(n_rows, p=1, seed=seed)
     n_classes = int(y.max()) + 1

@@ -1,8 +1,12 @@
 """`python -m bncbench run`: the Hydra application.
 
-Every override is checked before any work starts (config composition, dataset
-and model names, protocol values), so bad input gives one clear line and exit
-code 2, and no file is written under ``results/``.
+Every override is checked before any work starts (config composition against
+the components' typed schemas, dataset and model names, hyperparameter ranges,
+protocol values), so bad input gives one clear line and exit code 2, and no
+file is written under ``results/``. The models of an experiment are composed
+by Hydra itself: every option a ``models:`` item names is composed from
+``conf/<group>/<option>.yaml`` (and the extra config directories of
+``hydra.searchpath``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from bncbench.paths import conf_dir
 
 @dataclass
 class Plan:
+    """What ``execute`` runs: validated, typed, nothing written yet."""
+
     name: str
     root: Path
     datasets: list
@@ -27,11 +33,72 @@ class Plan:
     protocol: object
     n_jobs: int
     data_dir: str | None
+    executor: object = None
+
+
+def _searchpath(cfg: DictConfig) -> list:
+    """The run's ``hydra.searchpath`` (extra config directories)."""
+    hyd = cfg.get("hydra") if isinstance(cfg, DictConfig) else None
+    if hyd is not None:
+        return list(hyd.get("searchpath") or [])
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().searchpath) if HydraConfig.initialized() else []
+
+
+def option_composer(searchpath: list):
+    """``compose(group, option)``: Hydra's composition of one config group option (cached)."""
+    from hydra import compose
+
+    extra = [f"hydra.searchpath=[{','.join(repr(str(p)) for p in searchpath)}]"] if searchpath else []
+    cache: dict = {}
+
+    def compose_option(group: str, option: str):
+        if (group, option) not in cache:
+            try:
+                cfg = compose(config_name="config", overrides=[f"{group}={option}", *extra])
+            except Exception as exc:
+                raise BNCBenchError(f"bad model option {group}={option}: {' '.join(str(exc).split())}") from None
+            cache[group, option] = cfg[group]
+        return cache[group, option]
+
+    return compose_option
+
+
+def compose_config(overrides: list[str] = ()) -> DictConfig:
+    """The run config of ``python -m bncbench run OVERRIDES`` as Hydra composes it (no Hydra run)."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    from bncbench.components import store_schemas
+
+    store_schemas()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def plan(overrides: list[str] = ()) -> Plan:
+    """The validated plan of ``python -m bncbench run OVERRIDES`` (models composed, nothing run)."""
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    cfg = compose_config(overrides)
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return prepare(cfg)
+    finally:
+        GlobalHydra.instance().clear()
 
 
 def prepare(cfg: DictConfig) -> Plan:
     """Validate a composed config and turn it into a run plan (no side effects)."""
     from bncbench.data import registry
+    from bncbench.executors import make_executor
     from bncbench.models import expand_models
     from bncbench.runner import Protocol
 
@@ -57,12 +124,14 @@ def prepare(cfg: DictConfig) -> Plan:
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
     registry.check_available(datasets, data_dir)
-    models = expand_models(cfg, conf_dir())
+    models = expand_models(cfg, option_composer(_searchpath(cfg)))
     for m in models:
         _check_model(m)
+    ex = OmegaConf.to_container(cfg.executor, resolve=True) if cfg.get("executor") else {"name": "joblib"}
+    executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models,
-                Protocol(seed, rounds, folds), n_jobs, data_dir)
+                Protocol(seed, rounds, folds), n_jobs, data_dir, executor)
 
 
 def _check_model(spec) -> None:
@@ -70,10 +139,12 @@ def _check_model(spec) -> None:
 
     try:
         clf = make_estimator(spec.params, None)
+        if hasattr(clf, "_check_components"):
+            clf._check_components()
     except TypeError as exc:
         raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
-    if hasattr(clf, "_check_params"):
-        clf._check_params()
+    except BNCBenchError as exc:
+        raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
 
 
 def execute(cfg: DictConfig) -> int:
@@ -94,7 +165,7 @@ def execute(cfg: DictConfig) -> int:
         results_root=plan.root,
         protocol=plan.protocol,
         data_dir=plan.data_dir,
-        n_jobs=plan.n_jobs,
+        executor=plan.executor,
         progress=progress,
         retry_failed=bool(cfg.get("retry_failed", True)),
     )
@@ -144,19 +215,36 @@ def precheck(overrides: list[str], multirun: bool) -> None:
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         for combo in combos:
             try:
-                cfg = compose(config_name="config", overrides=combo)
+                cfg = compose(config_name="config", overrides=combo, return_hydra_config=True)
             except Exception as exc:
                 msg = " ".join(str(exc).split())
                 raise BNCBenchError(f"bad configuration: {msg}") from None
+            if multirun:
+                _check_launcher(cfg)
             prepare(cfg)
     GlobalHydra.instance().clear()
+
+
+def _check_launcher(cfg: DictConfig) -> None:
+    """A launcher that needs a command this machine lacks fails here, in one line, before any job starts."""
+    import shutil
+
+    target = str(OmegaConf.select(cfg, "hydra.launcher._target_", default="") or "")
+    if target.endswith("SlurmLauncher") and shutil.which("sbatch") is None:
+        raise BNCBenchError("hydra/launcher=submitit_slurm submits the sweep's jobs with sbatch, which is not on "
+                            "this machine's PATH: run it on a SLURM login node (hydra/launcher=submitit_local "
+                            "runs the same jobs as local processes)")
 
 
 def run_cli(args: list[str]) -> int:
     import hydra
 
+    from bncbench.components import load_all, store_schemas
+
     if not conf_dir().is_dir():
         raise BNCBenchError(f"config directory not found: {conf_dir()} (set BNCBENCH_CONF_DIR)")
+    load_all()  # built-in components and plug-ins, before any config is composed
+    store_schemas()
     flags = [a for a in args if a.startswith("-")]
     overrides = [a for a in args if not a.startswith("-")]
     info_only = any(f in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c", "--resolve") or
@@ -177,6 +265,7 @@ def run_cli(args: list[str]) -> int:
     @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
     def _main(cfg: DictConfig) -> None:
         try:
+            store_schemas()  # a launcher's job process composes model options too
             codes.append(execute(cfg))
         except BNCBenchError as exc:
             print(f"bncbench: error: {exc}", file=sys.stderr)

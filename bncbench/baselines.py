@@ -6,7 +6,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.ensemble import RandomForestClassifier
 
+from bncbench.components import BASELINES
+from bncbench.registry import Hyperparameter, integer
 
+
+@BASELINES.register("random_forest", label="RF", hyperparameters=[
+    Hyperparameter("n_estimators", 100, [integer(1)], "trees", int),
+    Hyperparameter("random_state", 0, [integer(0)], "seed", int),
+    Hyperparameter("n_jobs", 1, [int], "threads of the forest", int)])
 class RandomForestBaseline(ClassifierMixin, BaseEstimator):
     """Random forest on the discretized attribute codes (Petitjean et al. 2018, Table 3).
 
@@ -49,9 +56,6 @@ class RandomForestBaseline(ClassifierMixin, BaseEstimator):
         return self.forest_.predict(np.asarray(X))
 
 
-BASELINES = {"random_forest": RandomForestBaseline}
-
-
 def make_estimator(params: dict, cardinalities):
     """The estimator of a model spec: a baseline (``model: NAME``) or a BNClassifier."""
     params = dict(params)
@@ -60,8 +64,4 @@ def make_estimator(params: dict, cardinalities):
         from bncbench.classifier import BNClassifier
 
         return BNClassifier(**params, discretize=False, cardinalities=cardinalities)
-    if kind not in BASELINES:
-        from bncbench.errors import BNCBenchError
-
-        raise BNCBenchError(f"unknown model kind {kind!r}; choose bnc or one of {', '.join(BASELINES)}")
-    return BASELINES[kind](**params)
+    return BASELINES[kind].obj(**params)

@@ -1,10 +1,12 @@
 """Class-conditional BNs (CCBN): discriminative, extended and weighted parameters.
 
-Entry point of :class:`bncbench.BNClassifier` for ``param != "generative"``::
+The entry point of the optimized parameterizations::
 
-    model = fit_ccbn(clf, codes, y_codes)
-    model.log_potentials(codes)  # (N, n_classes) unnormalized log scores
+    model = fit_ccbn(scorer, codes, y_codes, param="weighted", init="zeros", optimizer="lbfgs")
+    model.log_joint(codes)  # (N, n_classes) unnormalized log scores
 
+``scorer`` is the estimator's :class:`~bncbench.estimators.mestimate.CountScorer`
+(its count tables, columns and m); every other choice is an explicit argument.
 The engine lives in :mod:`bncbench.engine` (see ``docs/engine.md``).
 """
 
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from bncbench.engine import CLL, Data, Layout, Problem, make_map, optimize, scores
+from bncbench.components import OBJECTIVES
+from bncbench.engine import Data, Layout, Problem, make_map, optimize, scores
 from bncbench.engine.optim import ENGINE_KEYS
+from bncbench.errors import BNCBenchError
 
 
 class CCBNModel:
@@ -26,48 +30,90 @@ class CCBNModel:
     trace : list of dict  per-iteration ``{"iter", "nll", "n_fev", "time"}``
     n_iter, n_fev : int   optimizer iterations and full-data evaluations
     train_cll : float     training CLL (summed over instances) at ``x``
+    columns : ndarray     the attributes the network uses
+    n_parameters : int    the parameters the optimizer adjusts
+    base : CountScorer    the generative estimate it was built on
     """
 
-    def __init__(self, layout, pmap, problem, x, trace, n_iter):
-        self.layout, self.pmap, self.problem = layout, pmap, problem
+    def __init__(self, layout, pmap, problem, x, trace, n_iter, columns=None):
+        self.layout, self.pmap = layout, pmap
         self.x = x
         self.phi = pmap.phi_full(x)
         self.trace = trace
         self.n_iter = int(n_iter)
         self.n_fev = int(problem.n_fev)
         self.train_cll = -float(problem.nll(x))
-        self.problem = None  # drop the training data reference
+        self.columns = None if columns is None else np.asarray(columns, dtype=np.int64)
+        self.n_classes = int(layout.n_classes)
+        self.n_parameters = int(pmap.n_params)
+
+    def _codes(self, codes):
+        return codes if self.columns is None else codes[:, self.columns]
 
     def rows(self, codes) -> np.ndarray:
-        return self.layout.rows(codes)
+        return self.layout.rows(self._codes(codes))
 
-    def log_potentials(self, codes) -> np.ndarray:
-        return scores(self.layout.rows(codes), self.phi)
+    def log_prior(self) -> np.ndarray:
+        """The class row of ``Phi`` (a log prior up to a constant)."""
+        return self.phi[0].copy()
+
+    def log_joint(self, codes) -> np.ndarray:
+        """Unnormalized log scores of every class: (N, n_classes)."""
+        return scores(self.rows(codes), self.phi)
+
+    log_potentials = log_joint
 
 
 def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0, reg="none", lam=0.0,
-                  backend="numba", compress=True, two_class=True):
+                  objective="cll", backend="numba", compress=True, two_class=True):
     """Layout, parameter map and objective for training codes (without optimizing).
 
-    ``backend``, ``compress`` and ``two_class`` configure the loss
-    (:class:`bncbench.engine.CLL`, :meth:`bncbench.engine.Data.from_rows`);
-    they change the speed, not the objective.
+    ``codes`` are the columns of ``tables``. ``backend``, ``compress`` and
+    ``two_class`` configure the loss (:class:`bncbench.engine.CLL`,
+    :meth:`bncbench.engine.Data.from_rows`); they change the speed, not the objective.
     """
     layout = Layout(tables, codes)
     gen = layout.generative_phi(float(m))
     pmap = make_map(param, layout, gen, init, int(level))
     data = Data.from_rows(layout.rows(codes), y_codes, tables.n_classes, compress=bool(compress))
-    problem = Problem(CLL(data, layout.n_trained, backend, bool(two_class)), pmap, reg, float(lam))
+    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend, bool(two_class))
+    problem = Problem(loss, pmap, reg, float(lam))
     return layout, pmap, problem
 
 
-def fit_ccbn(clf, codes, y_codes) -> CCBNModel:
-    """Optimize the parameters of ``clf.param`` on the estimator's fitted tables."""
-    opts = dict(clf.optimizer_options or {})
+def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", optimizer: str = "lbfgs",
+             optimizer_options: dict | None = None, objective: str = "cll", reg: str = "none", lam: float = 0.0,
+             level: int = 4) -> CCBNModel:
+    """Optimize parameterization ``param`` over the count tables of ``scorer``.
+
+    Parameters
+    ----------
+    scorer : CountScorer
+        The generative estimate: count tables of one network, its columns and m.
+    codes, y_codes : ndarray
+        Training codes of all attributes, and class codes.
+    param, init, optimizer, objective : str
+        Names in the registries of :mod:`bncbench.components`.
+    optimizer_options : dict, optional
+        Optimizer options (:mod:`bncbench.engine.optim`), engine options included.
+    reg, lam, level
+        Regularization, its strength, and the weight tying of ``"weighted"``.
+
+    Returns
+    -------
+    CCBNModel
+    """
+    tables = getattr(scorer, "tables", None)
+    if tables is None:
+        raise BNCBenchError(f"param {param!r} optimizes parameters over count tables, which this "
+                            f"{type(scorer).__name__} has not (use estimator=map)")
+    opts = dict(optimizer_options or {})
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
-    layout, pmap, problem = build_problem(
-        clf.tables_, codes, y_codes, param=clf.param, init=clf.init, level=getattr(clf, "level", 4),
-        m=clf.m_, reg=getattr(clf, "reg", "none"), lam=getattr(clf, "lam", 0.0), **engine,
-    )
-    x, trace, n_iter = optimize(clf.optimizer, problem, pmap.x0(), opts)
-    return CCBNModel(layout, pmap, problem, x, trace, n_iter)
+    cols = scorer.columns
+    sub = codes[:, cols]
+    layout, pmap, problem = build_problem(tables, sub, y_codes, param=param, init=init, level=level, m=scorer.m,
+                                          reg=reg, lam=lam, objective=objective, **engine)
+    x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
+    model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols)
+    model.base = scorer  # the generative estimate it started from
+    return model

@@ -1,233 +1,144 @@
-"""The scikit-learn estimator for Bayesian network classifiers."""
+"""The scikit-learn estimator for Bayesian network classifiers, assembled from registered parts."""
 
 from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import InvalidParameterError, StrOptions, validate_parameter_constraints
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
+from bncbench.components import ESTIMATORS, FLAT_KINDS, OPTIMIZERS, PARAMETERIZATIONS, STRUCTURES
 from bncbench.errors import BNCBenchError
+from bncbench.estimators import estimate
 from bncbench.preprocess import Discretizer
-from bncbench.structure import learn_structure
-from bncbench.tables import CountTables
+from bncbench.registry import Component, ParameterError, integer, options
+from bncbench.structures import TrainingData
 
-PARAMS = ("generative", "discriminative", "extended", "weighted")
-STRUCTURES = ("nb", "tan", "kdb", "skdb", "custom")
+SELECTORS = (("structure", "nb", STRUCTURES), ("param", "generative", PARAMETERIZATIONS),
+             ("estimator", "map", ESTIMATORS))
+"""The keywords that choose a component, their defaults and registries."""
+GENERAL = {"random_state": (0, [integer(0)]), "discretize": ("auto", [StrOptions({"auto"}), "boolean"]),
+           "cardinalities": (None, ["array-like", None])}
+
+
+def _hyperparameters() -> dict:
+    """Every keyword of :class:`BNClassifier`: ``{name: (default, constraints)}``, read from the registries."""
+    out = {name: (default, [options(reg)]) for name, default, reg in SELECTORS}
+    owner = {}
+    for reg in FLAT_KINDS:
+        for comp in reg:
+            for h in comp.hyperparameters:
+                prev = out.get(h.name)
+                if prev is not None and h.name in owner and (prev[0], [str(c) for c in prev[1]]) != (
+                        h.default, [str(c) for c in h.constraints]):
+                    raise BNCBenchError(f"{reg.kind} {comp.name!r} declares {h.name!r} unlike {owner[h.name]}")
+                owner.setdefault(h.name, f"{reg.kind} {comp.name!r}")
+                out.setdefault(h.name, (h.default, list(h.constraints)))
+    for name, spec in GENERAL.items():
+        out.setdefault(name, spec)
+    return out
+
+
+class _RegistryConstraints:
+    """``BNClassifier._parameter_constraints``, built from the registries when read (plug-ins included)."""
+
+    def __get__(self, obj, objtype=None) -> dict:
+        return {name: cons for name, (_, cons) in _hyperparameters().items()}
+
+
+@dataclass
+class _Parts:
+    structure: Component
+    estimator: Component
+    param: Component
+
+    def kwargs(self, clf, comp: Component) -> dict:
+        values = clf.get_params(deep=False)
+        out = comp.params(values)
+        for name in comp.info.get("uses", ()):
+            out[name] = values[name]
+        return out
 
 
 class BNClassifier(ClassifierMixin, BaseEstimator):
-    """Bayesian network classifier: a structure plus a parameterization.
+    """Bayesian network classifier: a structure, an estimate and a parameterization.
+
+    The keywords are those of the registered components (:mod:`bncbench.components`;
+    ``docs/configuration.md`` lists them all): ``structure``, ``estimator`` and ``param``
+    choose one component each, and every hyperparameter any component declares is a
+    keyword of its own (``k``, ``m``, ``hdp_iterations``, ``tying``, ``init``,
+    ``optimizer``, ``optimizer_options``, ``objective``, ``reg``, ``lam``, ``level``, ...),
+    used when its component is chosen. Plus:
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "skdb", "custom"}, default="nb"
-        Structure learner: naive Bayes, tree-augmented naive Bayes
-        (Friedman et al. 1997), k-dependence Bayes (Sahami 1996), selective
-        KDB (Martínez et al. 2016: the number of attributes and k* <= k chosen
-        by incremental leave-one-out RMSE), or the parent lists in ``parents``.
-    k : int, default=1
-        Number of attribute parents per attribute for ``structure="kdb"``
-        (the largest k for ``"skdb"``).
-    parents : list of list of int, default=None
-        Attribute parents per attribute for ``structure="custom"``.
-    estimator : {"map", "hdp"}, default="map"
-        Generative estimate of the probability tables: the m-estimate with
-        back-off to the longest parent prefix that has data, or hierarchical
-        Dirichlet process estimates (Petitjean et al. 2018; ``bncbench.hdp``).
-    m : float or "auto", default=1.0
-        Total mass of the uniform Dirichlet prior of every table row.
-        ``"auto"`` chooses m from {0, 0.05, 0.2, 1, 5, 20} by RMSE on a
-        holdout of min(N/10, 5000) training instances (Petitjean et al. 2018,
-        §6.1), then refits on all training data.
-    param : {"generative", "discriminative", "extended", "weighted"}, default="generative"
-        Parameterization (Zaidi et al. 2017, Table 2).
-    init : {"zeros", "generative"}, default="generative"
-        Initialization of discriminatively learned parameters.
-    optimizer : str, default="lbfgs"
-        Optimizer for discriminative parameterizations.
-    optimizer_options : dict, default=None
-        Extra options for the optimizer (see :mod:`bncbench.engine.optim`),
-        e.g. ``{"stop": "paper"}``, ``{"maxiter": 50}``.
-    level : {1, 2, 3, 4}, default=4
-        Weight tying of ``param="weighted"`` (Zaidi et al. 2017, §5.4): one
-        weight per attribute, per attribute value, per attribute value and
-        class, or per attribute value, class and parent configuration.
-    reg : {"none", "l2", "l2_one"}, default="none"
-        Regularization of optimized parameters: none, ``lam/2 ||x||^2``, or
-        ``lam/2 ||x - 1||^2`` (for weights: pulls towards the generative model).
-    lam : float, default=0.0
-        Regularization strength.
-    hdp_iterations : int, default=5000
-        Gibbs iterations of ``estimator="hdp"``.
-    tying : {"level", "single", "same_parent", "none"}, default="level"
-        Concentration tying of ``estimator="hdp"``.
+    structure : str, default="nb"
+        Structure learner: ``nb``, ``tan``, ``kdb`` (k parents), ``skdb`` (selective KDB),
+        ``custom`` (the parent lists in ``parents``), or a plug-in.
+    estimator : str, default="map"
+        Generative estimate: ``map`` (m-estimates with back-off, prior mass ``m``; ``m="auto"``
+        chooses m on a holdout) or ``hdp`` (hierarchical Dirichlet processes).
+    param : str, default="generative"
+        Parameterization (Zaidi et al. 2017, Table 2): ``generative``, or ``discriminative``,
+        ``extended``, ``weighted`` optimized from ``init`` by ``optimizer`` on ``objective``.
     random_state : int, default=0
-        Seed of the HDP sampler and of the holdout of ``m="auto"``.
+        Seed of every random choice (HDP sampler, holdout of ``m="auto"``).
     discretize : {"auto", True, False}, default="auto"
-        ``"auto"`` discretizes a table with any non-integer column (MDL on
-        numeric columns, categories on nominal ones); integer arrays and
-        all-integer DataFrames are used as category codes.
+        ``"auto"`` discretizes a table with any non-integer column (MDL on numeric columns,
+        categories on nominal ones); integer arrays and all-integer DataFrames are codes.
     cardinalities : array-like of int, default=None
-        Number of codes per attribute for integer input (default: the largest
-        code seen in training plus one).
+        Number of codes per attribute for integer input (default: largest code + 1).
 
     Attributes
     ----------
     classes_ : ndarray
         Class labels.
+    learned_structure_ : LearnedStructure
+        The structure learner's result (one network, or an ensemble with its rule).
+    scorer_ : Scorer
+        The one source of scores: ``scorer_.log_joint(codes)``.
     structure_ : list of tuple of int or None
-        Attribute parents of every attribute (most informative first);
-        ``None`` for an attribute SkDB left out.
+        Attribute parents of every attribute of a one-network model (``None``: left out).
     columns_ : ndarray of int
-        The attributes the model uses (all but those SkDB left out).
-    m_ : float
-        The m used (chosen on a holdout when ``m="auto"``).
-    hdp_ : HDPTables or None
-        HDP estimates (``estimator="hdp"``).
+        The attributes a one-network model uses.
     cardinalities_ : ndarray of int
         Number of codes per attribute.
-    tables_ : CountTables
-        Training counts per factor and parent-prefix level.
     discretizer_ : Discretizer or None
         The fitted discretization step, if any.
     n_parameters_ : int
-        Number of free parameters. Generative: of the fitted full-depth
-        tables, ``sum_i n_configs_i * |Y| * (|X_i| - 1) + |Y| - 1`` (HDP: of
-        the HDP estimates). Optimized parameterizations: the number of
-        parameters the optimizer adjusts (``model_.x.size``), one per
-        (class, trained row of ``Phi``) for ``"discriminative"`` and
-        ``"extended"`` (every β; a trained row is a value of the class, or
-        of an attribute under a parent configuration seen in training); for
-        ``"weighted"`` the number of weights: ``n_attributes + 1`` at
-        ``level=1``, ``|Y| + sum_i |X_i|`` at 2, ``|Y| (1 + sum_i |X_i|)``
-        at 3, and one per log θ entry of the trained rows at 4 (as many as
-        ``"discriminative"``).
+        Free parameters: of the fitted full-depth tables (generative; HDP: of its
+        estimates), or the parameters the optimizer adjusts (optimized).
     n_features_in_ : int
         Number of attributes seen in ``fit``.
-    model_ : CCBNModel or None
-        The optimized model (``param != "generative"``).
-    trace_ : list of dict
-        Optimized parameterizations only: per iteration ``{"iter", "nll",
-        "n_fev", "time"}`` (iteration 0 = before optimization; ``nll`` is the
-        negative training CLL summed over instances).
-    n_iter_, n_fev_ : int
-        Optimizer iterations and full-data objective evaluations.
-    train_cll_ : float
-        Training CLL (summed over instances) of the optimized parameters.
+    m_, tables_, hdp_, model_ :
+        The m used, the count tables, the HDP tables and the optimized model, where they exist.
+    trace_, n_iter_, n_fev_, train_cll_ :
+        Optimized parameterizations: per-iteration ``{"iter", "nll", "n_fev", "time"}``,
+        iterations, full-data evaluations and the training CLL.
     """
 
-    def __init__(
-        self,
-        *,
-        structure="nb",
-        k=1,
-        parents=None,
-        estimator="map",
-        m=1.0,
-        param="generative",
-        init="generative",
-        optimizer="lbfgs",
-        optimizer_options=None,
-        level=4,
-        reg="none",
-        lam=0.0,
-        hdp_iterations=5000,
-        tying="level",
-        random_state=0,
-        discretize="auto",
-        cardinalities=None,
-    ):
-        self.structure = structure
-        self.k = k
-        self.parents = parents
-        self.estimator = estimator
-        self.m = m
-        self.param = param
-        self.init = init
-        self.optimizer = optimizer
-        self.optimizer_options = optimizer_options
-        self.level = level
-        self.reg = reg
-        self.lam = lam
-        self.hdp_iterations = hdp_iterations
-        self.tying = tying
-        self.random_state = random_state
-        self.discretize = discretize
-        self.cardinalities = cardinalities
+    _parameter_constraints = _RegistryConstraints()
 
-    # ------------------------------------------------------------------ helpers
-    def _needs_discretizer(self, X) -> bool:
-        if self.discretize is True or self.discretize is False:
-            return bool(self.discretize)
-        if isinstance(X, pd.DataFrame):
-            # a table of integer columns only is read as category codes, like an integer array
-            return not all(pd.api.types.is_integer_dtype(t) for t in X.dtypes)
-        return np.asarray(X).dtype.kind not in "iub"
+    def __init__(self, **params):
+        spec = _hyperparameters()
+        unknown = sorted(set(params) - set(spec))
+        if unknown:
+            raise TypeError(f"BNClassifier got unexpected keyword argument(s) {', '.join(unknown)}; "
+                            f"known: {', '.join(spec)}")
+        for name, (default, _) in spec.items():
+            setattr(self, name, params.get(name, default))
 
-    def _check_params(self):
-        if self.param not in PARAMS:
-            raise BNCBenchError(f"unknown param {self.param!r}; choose one of {', '.join(PARAMS)}")
-        if self.estimator not in ("map", "hdp"):
-            raise BNCBenchError(f"unknown estimator {self.estimator!r}; available: map, hdp")
-        if self.m != "auto":
-            try:
-                m = float(self.m)
-            except (TypeError, ValueError):
-                raise BNCBenchError(f"m must be a number >= 0 or 'auto', got {self.m!r}") from None
-            if not np.isfinite(m) or m < 0:
-                raise BNCBenchError(f"m must be a finite number >= 0, got {self.m}")
-        if self.structure not in STRUCTURES:
-            raise BNCBenchError(f"unknown structure {self.structure!r}; choose one of {', '.join(STRUCTURES)}")
-        if self.structure in ("kdb", "skdb"):
-            if isinstance(self.k, bool) or not isinstance(self.k, (int, float, np.integer)) or int(self.k) != self.k \
-                    or self.k < 0:
-                raise BNCBenchError(f"KDB needs an integer k >= 0, got k={self.k}")
-        if self.structure == "custom" and self.parents is None:
-            raise BNCBenchError("structure='custom' needs parents (one parent list per attribute)")
-        if self.param != "generative":
-            from bncbench.engine.optim import OPTIMIZERS
+    @classmethod
+    def _get_param_names(cls) -> list:
+        return sorted(_hyperparameters())
 
-            if self.init not in ("zeros", "generative"):
-                raise BNCBenchError(f"unknown init {self.init!r}; choose zeros or generative")
-            if self.optimizer not in OPTIMIZERS:
-                raise BNCBenchError(f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
-            if self.param == "weighted" and self.level not in (1, 2, 3, 4):
-                raise BNCBenchError(f"weighted level must be 1, 2, 3 or 4, got {self.level!r}")
-            if self.reg not in ("none", "l2", "l2_one"):
-                raise BNCBenchError(f"unknown reg {self.reg!r}; choose none, l2 or l2_one")
-            if not np.isfinite(float(self.lam)) or float(self.lam) < 0:
-                raise BNCBenchError(f"lam must be a finite number >= 0, got {self.lam}")
-        if self.estimator == "hdp":
-            from bncbench.hdp import TYINGS
-
-            if self.tying not in TYINGS:
-                raise BNCBenchError(f"unknown tying {self.tying!r}; choose one of {', '.join(TYINGS)}")
-            if int(self.hdp_iterations) < 1:
-                raise BNCBenchError(f"hdp_iterations must be >= 1, got {self.hdp_iterations}")
-            if self.param != "generative":
-                raise BNCBenchError("estimator='hdp' gives generative parameters; use it with param='generative'")
-
-    def _codes(self, X, fitting: bool, y=None) -> np.ndarray:
-        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-            raise BNCBenchError("sparse input is not supported: pass a dense array or DataFrame")
-        if not isinstance(X, pd.DataFrame):
-            kind = np.asarray(X).dtype.kind
-            if kind == "c":
-                raise BNCBenchError("Complex data not supported")
-        if fitting:
-            self.discretizer_ = Discretizer().fit(X, y) if self._needs_discretizer(X) else None
-        if self.discretizer_ is not None:
-            return self.discretizer_.transform(X)
-        arr = np.asarray(X)
-        if arr.ndim != 2:
-            raise BNCBenchError(f"expected a 2-d array of category codes, got shape {arr.shape}; Reshape your data")
-        if arr.dtype.kind == "f":
-            arr = np.where(np.isfinite(arr), arr, -1)
-        return arr.astype(np.int64)
-
-    # ------------------------------------------------------------------ API
+    # ------------------------------------------------------------------ fit
     def fit(self, X, y):
         """Learn the structure, then the parameters, from training data.
 
@@ -242,40 +153,70 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         -------
         self : BNClassifier
         """
-        self._check_params()
+        parts = self._check_components()
+        X, y_codes = self._check_training_data(X, y)
+        data = self._encode(X, y_codes)
+        self.learned_structure_ = parts.structure.obj(data, **parts.kwargs(self, parts.structure))
+        self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data,
+                                **parts.kwargs(self, parts.estimator))
+        if parts.param.info.get("optimized"):
+            from bncbench.ccbn import fit_ccbn  # the discriminative parameter learning engine
+
+            self.scorer_ = fit_ccbn(self.scorer_, data.codes, data.y, param=self.param,
+                                    **parts.kwargs(self, parts.param))
+        self.n_parameters_ = int(self.scorer_.n_parameters)
+        return self
+
+    def _check_components(self) -> _Parts:
+        """Validate every keyword against the registries; the chosen components."""
+        try:
+            self._validate_params()
+            parts = _Parts(STRUCTURES[self.structure], ESTIMATORS[self.estimator], PARAMETERIZATIONS[self.param])
+            if parts.param.info.get("optimized"):
+                _check_optimizer_options(self.optimizer, self.optimizer_options)
+        except InvalidParameterError as exc:
+            raise ParameterError(str(exc)) from None
+        values = self.get_params(deep=False)
+        for comp in (parts.structure, parts.estimator, parts.param):
+            if comp.check is not None:
+                comp.check(values)
+        if parts.param.info.get("optimized") and not parts.estimator.info.get("counts"):
+            raise BNCBenchError(f"estimator={self.estimator!r} gives generative parameters only; param="
+                                f"{self.param!r} needs an estimator with count tables (map)")
+        return parts
+
+    def _check_training_data(self, X, y):
         if y is None:
             raise BNCBenchError("requires y to be passed, but the target y is None")
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            from sklearn.utils.validation import column_or_1d
-
-            y = column_or_1d(y, warn=True)
-        if y.ndim != 1:
-            raise BNCBenchError(f"y should be a 1d array, got shape {y.shape}")
+        if not isinstance(X, pd.DataFrame):
+            X = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=0)
+        validate_data(self, X, reset=True, skip_check_array=True)
+        y = column_or_1d(y, warn=True)
         if len(y) == 0:
             raise BNCBenchError("cannot fit on a dataset with no rows")
         if pd.isna(pd.Series(y)).any():
             raise BNCBenchError("the class has missing values")
-        from sklearn.utils.multiclass import type_of_target
-
-        kind = type_of_target(y)
-        if kind not in ("binary", "multiclass"):
-            raise BNCBenchError(f"Unknown label type: the class must be discrete labels, got a {kind} target")
+        check_classification_targets(y)
         self.classes_, y_codes = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise BNCBenchError(
-                f"the training data has only one class ({self.classes_[0]!r}); a classifier needs at least 2"
-            )
+                f"the training data has only one class ({self.classes_[0]!r}); a classifier needs at least 2")
+        if X.shape[0] != y.shape[0]:
+            raise BNCBenchError(f"X has {X.shape[0]} rows but y has {y.shape[0]}")
+        return X, y_codes
+
+    def _needs_discretizer(self, X) -> bool:
+        if self.discretize is True or self.discretize is False:
+            return bool(self.discretize)
         if isinstance(X, pd.DataFrame):
-            self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-        codes = self._codes(X, True, y_codes)
-        if codes.shape[0] != y.shape[0]:
-            raise BNCBenchError(f"X has {codes.shape[0]} rows but y has {y.shape[0]}")
-        if codes.shape[1] == 0:
-            raise BNCBenchError(
-                f"0 feature(s) (shape=({codes.shape[0]}, 0)) while a minimum of 1 is required."
-            )
-        self.n_features_in_ = codes.shape[1]
+            # a table of integer columns only is read as category codes, like an integer array
+            return not all(pd.api.types.is_integer_dtype(t) for t in X.dtypes)
+        return np.asarray(X).dtype.kind not in "iub"
+
+    def _encode(self, X, y_codes) -> TrainingData:
+        """Discretize (if needed) and check the training codes."""
+        self.discretizer_ = Discretizer().fit(X, y_codes) if self._needs_discretizer(X) else None
+        codes = self._codes(X)
         if self.discretizer_ is not None:
             cards = self.discretizer_.cardinalities_
         elif self.cardinalities is not None:
@@ -291,84 +232,25 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise BNCBenchError(
                 f"training codes of attribute {j} are outside [0, {self.cardinalities_[j]}) (e.g. "
                 f"{int(codes[bad[:, j], j][0])}); a missing value needs a code of its own, or pass a table "
-                "with NaN and discretize=True"
-            )
-        n_classes = len(self.classes_)
-        if self.structure == "skdb":
-            from bncbench.skdb import restrict, skdb
+                "with NaN and discretize=True")
+        return TrainingData(codes, y_codes.astype(np.int64), self.cardinalities_, len(self.classes_),
+                            int(self.random_state))
 
-            m_sel = 1.0 if self.m == "auto" else float(self.m)
-            self.structure_ = skdb(codes, y_codes, self.cardinalities_, n_classes, int(self.k), m=m_sel).structure
-            columns, sub = restrict(self.structure_)
-        else:
-            self.structure_ = learn_structure(
-                self.structure, codes, y_codes, self.cardinalities_, n_classes, k=self.k, parents=self.parents
-            )
-            columns, sub = list(range(codes.shape[1])), self.structure_
-        self.columns_ = np.asarray(columns, dtype=np.int64)
-        codes = codes[:, self.columns_]
-        cards = self.cardinalities_[self.columns_]
-        self.m_ = self._choose_m(sub, cards, codes, y_codes) if self.m == "auto" else float(self.m)
-        self.tables_ = CountTables(sub, cards, n_classes).fit(codes, y_codes)
-        self.n_parameters_ = self.tables_.n_parameters()
-        self.hdp_ = None
-        if self.estimator == "hdp":
-            from bncbench.hdp import fit_hdp
+    def _codes(self, X) -> np.ndarray:
+        if self.discretizer_ is not None:
+            return self.discretizer_.transform(X)
+        arr = np.asarray(X)
+        if arr.dtype.kind == "f":
+            arr = np.where(np.isfinite(arr), arr, -1)
+        return arr.astype(np.int64)
 
-            self.hdp_ = fit_hdp(codes, y_codes, sub, cards, n_classes, iterations=int(self.hdp_iterations),
-                                tying=self.tying, seed=int(self.random_state))
-            self.n_parameters_ = self.hdp_.n_parameters()
-        self.model_ = None
-        for attr in ("trace_", "n_iter_", "n_fev_", "train_cll_"):
-            self.__dict__.pop(attr, None)
-        if self.param != "generative":
-            from bncbench.ccbn import fit_ccbn  # discriminative parameter learning engine
-
-            self.model_ = fit_ccbn(self, codes, y_codes)
-            self.trace_ = self.model_.trace
-            self.n_iter_ = self.model_.n_iter
-            self.n_fev_ = self.model_.n_fev
-            self.train_cll_ = self.model_.train_cll
-            self.n_parameters_ = int(self.model_.pmap.n_params)  # the optimized parameters, not the tables
-        return self
-
-    M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
-
-    def _choose_m(self, structure, cards, codes, y_codes) -> float:
-        """m with the lowest holdout RMSE (ties: the first in :attr:`M_GRID`)."""
-        from bncbench.protocol import rmse
-
-        n = codes.shape[0]
-        n_hold = min(n // 10, 5000)
-        if n_hold < 1:
-            return 1.0
-        rng = np.random.default_rng(int(self.random_state))
-        hold = np.zeros(n, dtype=bool)
-        hold[rng.choice(n, size=n_hold, replace=False)] = True
-        t = CountTables(structure, cards, len(self.classes_)).fit(codes[~hold], y_codes[~hold])
-        best, best_score = 1.0, np.inf
-        for m in self.M_GRID:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                jll = t.log_joint(codes[hold], m)
-                p = np.exp(jll - logsumexp(jll, axis=1, keepdims=True))
-            score = rmse(y_codes[hold], p) if np.isfinite(p).all() else np.inf
-            if score < best_score:
-                best, best_score = m, score
-        return best
-
+    # ------------------------------------------------------------------ predict
     def _joint_log_likelihood(self, X) -> np.ndarray:
-        check_is_fitted(self, "tables_")
-        codes = self._codes(X, False)
-        if codes.shape[1] != self.n_features_in_:
-            raise BNCBenchError(
-                f"X has {codes.shape[1]} features, but BNClassifier is expecting {self.n_features_in_} features as input"
-            )
-        codes = codes[:, self.columns_]
-        if self.model_ is not None:
-            return self.model_.log_potentials(codes)
-        if self.hdp_ is not None:
-            return self.hdp_.log_joint(codes)
-        return self.tables_.log_joint(codes, self.m_)
+        check_is_fitted(self, "scorer_")
+        if not isinstance(X, pd.DataFrame):
+            X = check_array(X, dtype=None, ensure_all_finite=False)
+        validate_data(self, X, reset=False, skip_check_array=True)
+        return self.scorer_.log_joint(self._codes(X))
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log class probabilities, normalized in log space."""
@@ -388,9 +270,78 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         jll = self._joint_log_likelihood(X)
         return self.classes_[np.argmax(jll, axis=1)]
 
+    # ------------------------------------------------------------------ views of the fitted parts
+    @property
+    def structure_(self) -> list:
+        return self.learned_structure_.parents
+
+    @property
+    def columns_(self) -> np.ndarray:
+        return self.learned_structure_.members[0].columns if len(self.learned_structure_.members) == 1 \
+            else np.arange(self.n_features_in_)
+
+    @property
+    def model_(self):
+        return self.scorer_ if hasattr(self.scorer_, "trace") else None
+
+    @property
+    def tables_(self):
+        return _base_scorer(self.scorer_).tables
+
+    @property
+    def m_(self) -> float:
+        return _base_scorer(self.scorer_).m
+
+    @property
+    def hdp_(self):
+        return getattr(self.scorer_, "hdp", None)
+
+    trace_ = property(lambda self: _optimized(self).trace)
+    n_iter_ = property(lambda self: _optimized(self).n_iter)
+    n_fev_ = property(lambda self: _optimized(self).n_fev)
+    train_cll_ = property(lambda self: _optimized(self).train_cll)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True
         tags.input_tags.string = True
         tags.input_tags.categorical = True
         return tags
+
+
+def _check_optimizer_options(name: str, opts) -> None:
+    """Every option of ``optimizer_options`` is one optimizer ``name`` declares, in its range."""
+    declared = {h.name: h.constraints for h in OPTIMIZERS[name].hyperparameters}
+    unknown = sorted(set(opts or {}) - set(declared))
+    if unknown:
+        raise BNCBenchError(f"unknown option(s) {', '.join(map(repr, unknown))} of optimizer {name!r}; "
+                            f"known: {', '.join(declared)}")
+    validate_parameter_constraints(declared, dict(opts or {}), caller_name=f"optimizer {name!r}")
+
+
+def _optimized(clf: BNClassifier):
+    model = clf.model_
+    if model is None:
+        raise AttributeError("only optimized parameterizations have an optimizer trace")
+    return model
+
+
+def _base_scorer(scorer):
+    """The generative scorer under an optimized one (it keeps the tables and m)."""
+    base = getattr(scorer, "base", scorer)
+    if not hasattr(base, "tables"):
+        raise AttributeError(f"a {type(base).__name__} has no count tables")
+    return base
+
+
+def _refresh_signature(_component=None) -> None:
+    """``inspect.signature(BNClassifier)``: keyword-only, one keyword per registered hyperparameter."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+               for name, (default, _) in _hyperparameters().items()]
+    BNClassifier.__init__.__signature__ = inspect.Signature(params)
+
+
+for _reg in FLAT_KINDS:
+    _reg.on_register(_refresh_signature)
+_refresh_signature()

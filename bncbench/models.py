@@ -1,31 +1,43 @@
-"""Model specifications: config-group choices -> estimator parameters and a label.
+"""Model specifications: composed config groups -> estimator parameters and a label.
 
-A model is the combination of four config groups (``structure``, ``param``,
-``init``, ``optimizer``). Each group option is a small mapping (see
-``conf/<group>/*.yaml``); :func:`model_spec` turns one choice per group into
-the keyword arguments of :class:`bncbench.BNClassifier` and a label in the
-papers' notation (``NB``, ``TAN^w``, ``KDB-1^d (I)``).
+A model is one option of each model config group (``structure``, ``param``,
+``estimator``, ``init``, ``optimizer``, ``objective``; the registries of
+:data:`bncbench.components.MODEL_KINDS`). Hydra composes every option
+(``conf/<group>/<option>.yaml`` extends the component's typed schema), and
+:func:`model_spec` turns one composed option per group into the keyword
+arguments of :class:`bncbench.BNClassifier` (the model's *parameters*, stored
+in every record) and its label, the concatenation of the options' ``label``
+fields (``NB``, ``TAN^w``, ``KDB-1^d (I)``, ``KDB-5 HDP``). Parameters hold the
+hyperparameters of the chosen components only: ``init``, ``optimizer`` and
+``objective`` only matter, and only appear, for optimized parameterizations.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from bncbench.components import BASELINES, FLAT_KINDS, MODEL_KINDS, PARAMETERIZATIONS
 from bncbench.errors import BNCBenchError
 
-GROUPS = ("structure", "param", "init", "optimizer")
-FLOAT_PARAMS = ("m", "lam")
-PARAM_SUFFIX = {"generative": "", "discriminative": "d", "extended": "e", "weighted": "w"}
+GROUPS = tuple(reg.kind for reg in MODEL_KINDS)
+"""The model config groups, in label order."""
+SPEC_KEYS = ("label", "model")
+"""Keys of a ``models:`` item that are neither a group nor a hyperparameter."""
 
 
 @dataclass(frozen=True)
 class ModelSpec:
+    """A model of an experiment: its label and its estimator parameters.
+
+    ``params`` are :class:`bncbench.BNClassifier` keywords, or a baseline's
+    (``{"model": "random_forest", ...}``); they identify the model in task keys.
+    """
+
     label: str
-    params: dict  # BNClassifier keyword arguments
+    params: dict
 
 
 def _plain(node) -> dict:
@@ -34,97 +46,83 @@ def _plain(node) -> dict:
     return dict(node or {})
 
 
-def model_spec(structure, param, init, optimizer, extra=None) -> ModelSpec:
-    """Build the estimator parameters and label from one option per group."""
-    s, p, i, o = (_plain(g) for g in (structure, param, init, optimizer))
+def _normalized(value, default):
+    # one spelling per value, so `m: 1` and `m: 1.0` give the same task key
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
+    """Parameters and label from one composed option per group (mappings with ``name`` and ``label``).
+
+    ``extra`` holds a ``models:`` item's other keys: hyperparameters that override the
+    options' values, a ``label``, or ``model: NAME`` for a baseline.
+    """
     extra = dict(extra or {})
     if extra.get("model", "bnc") != "bnc":  # a baseline: its own parameters only
-        params = {k: v for k, v in extra.items() if k != "label"}
-        return ModelSpec(extra.get("label") or str(extra["model"]), params)
-    params = {"structure": s.get("name", "nb")}
-    if params["structure"] in ("kdb", "skdb"):
-        k = s.get("k", 1)
-        params["k"] = int(k) if isinstance(k, (int, float)) and float(k).is_integer() else k
-    if s.get("parents") is not None:
-        params["parents"] = s["parents"]
-    pname = p.get("name", "generative")
-    params["param"] = pname
-    for key, val in p.items():
-        if key not in ("name", "label", "suffix", "tag"):
-            params[key] = val
-    if pname != "generative":  # init and optimizer only matter for optimized parameters
-        params["init"] = i.get("name", "zeros")
-        params["optimizer"] = o.get("name", "lbfgs")
-        opts = {k: v for k, v in o.items() if k not in ("name", "label")}
-        if opts:
-            params["optimizer_options"] = opts
-    for key in list(extra):
-        if key == "label":
+        BASELINES[extra["model"]]
+        return ModelSpec(str(extra.get("label") or extra["model"]), {k: v for k, v in extra.items() if k != "label"})
+    parts = {g: _plain(parts[g]) for g in GROUPS}
+    optimized = bool(PARAMETERIZATIONS[parts["param"]["name"]].info.get("optimized"))
+    active = [g for g in GROUPS if optimized or g in ("structure", "param", "estimator")]
+    params: dict = {}
+    for reg in FLAT_KINDS:
+        if reg.kind not in active:
             continue
-        params[key] = extra[key]
-    # one spelling per value, so `m: 1.0` and `param.m=1` give the same task key
-    for key in FLOAT_PARAMS:
-        if isinstance(params.get(key), (int, float)) and not isinstance(params.get(key), bool):
-            params[key] = float(params[key])
-    if params["structure"] == "kdb" and "k" in params:
-        base = f"KDB-{params['k']}"
-    elif params["structure"] == "skdb":
-        base = f"SkDB-{params['k']}"
-    else:
-        base = s.get("label") or str(params["structure"]).upper()
-    suffix = p.get("suffix", PARAM_SUFFIX.get(pname, pname))
-    label = base + (f"^{suffix}" if suffix else "") + (f" {p['tag']}" if p.get("tag") else "")
-    if pname != "generative" and params.get("init") == "generative":
-        label += " (I)"
-    if pname != "generative" and o.get("label"):
-        label += f" [{o['label']}]"
-    label = extra.get("label") or label
-    return ModelSpec(label, params)
+        node = parts[reg.kind]
+        comp = reg[node["name"]]
+        if reg.kind in ("structure", "param", "estimator"):
+            params[reg.kind] = comp.name
+        for h in comp.hyperparameters:
+            if h.from_group == h.name:
+                value = parts[h.name]["name"]
+            elif h.from_group:
+                value = {k: v for k, v in parts[h.from_group].items() if k not in ("name", "label") and v is not None}
+                value = value or None
+            else:
+                value = node.get(h.name, h.default)
+            value = _normalized(extra.pop(h.name, value), h.default)
+            if value is None or (h.omit_default and value == h.default):
+                continue
+            params[h.name] = value
+    unknown = sorted(set(extra) - set(SPEC_KEYS))
+    if unknown:
+        raise BNCBenchError(f"unknown model key(s) {', '.join(unknown)} for {params['structure']}/{params['param']}"
+                            f"/{params['estimator']}; hyperparameters of these components: "
+                            f"{', '.join(sorted(params)) or 'none'}")
+    label = extra.get("label") or "".join(str(parts[g].get("label") or "") for g in active)
+    return ModelSpec(str(label), params)
 
 
-def load_option(conf_dir: Path, group: str, option) -> dict:
-    """Read ``conf/<group>/<option>.yaml`` (or pass a mapping through)."""
-    if isinstance(option, (dict, DictConfig)):
-        return _plain(option)
-    path = Path(conf_dir) / group / f"{option}.yaml"
-    if not path.exists():
-        choices = sorted(p.stem for p in (Path(conf_dir) / group).glob("*.yaml"))
-        raise BNCBenchError(f"unknown {group} {option!r}; choose one of {', '.join(choices)}")
-    return _plain(OmegaConf.load(path))
-
-
-def expand_models(cfg, conf_dir: Path) -> list[ModelSpec]:
+def expand_models(cfg, compose_option) -> list[ModelSpec]:
     """The experiment's model list.
 
     ``cfg.models`` is a list of items; each item maps some groups to one
     option or a list of options (crossed within the item); groups not named
-    take the composed default (``cfg.structure`` etc.); any other key is a
-    direct estimator parameter (e.g. ``m: 5``). Without ``cfg.models`` the
-    single model of the composed groups is used.
+    take the run's composed group (``cfg.structure`` etc., command-line
+    overrides included); any other key is a hyperparameter (``m: 5``), a
+    ``label``, or ``model: NAME`` for a baseline. Without ``cfg.models`` the
+    single model of the composed groups is used. ``compose_option(group,
+    option)`` returns Hydra's composition of ``conf/<group>/<option>.yaml``.
     """
-    defaults = {g: _plain(cfg.get(g)) for g in GROUPS}
+    defaults = {g: cfg.get(g) for g in GROUPS}
     items = cfg.get("models")
     if not items:
-        return [model_spec(*(defaults[g] for g in GROUPS))]
+        return [model_spec(defaults)]
     specs: dict[str, ModelSpec] = {}
     for item in items:
         item = _plain(item)
         choices = []
         for g in GROUPS:
             opt = item.get(g)
-            if opt is None:
-                choices.append([defaults[g]])
-            elif isinstance(opt, list):
-                choices.append([load_option(conf_dir, g, o) for o in opt])
-            else:
-                choices.append([load_option(conf_dir, g, opt)])
+            opts = [None] if opt is None else (opt if isinstance(opt, list) else [opt])
+            choices.append([defaults[g] if o is None else compose_option(g, str(o)) for o in opts])
         extra = {k: v for k, v in item.items() if k not in GROUPS}
         for combo in itertools.product(*choices):
-            spec = model_spec(*combo, extra=extra)
+            spec = model_spec(dict(zip(GROUPS, combo)), extra)
             key = repr(sorted(spec.params.items()))
             if spec.label in specs and repr(sorted(specs[spec.label].params.items())) != key:
-                raise BNCBenchError(
-                    f"two different models share the label {spec.label!r}; give one a 'label'"
-                )
+                raise BNCBenchError(f"two different models share the label {spec.label!r}; give one a 'label'")
             specs[spec.label] = spec
     return list(specs.values())

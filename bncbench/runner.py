@@ -1,10 +1,15 @@
-"""The experiment runner: 5x2-fold cross-validation tasks in parallel, resumable.
+"""The experiment runner: 5x2-fold cross-validation tasks through an executor, resumable.
 
-A *task* is one (dataset, model, round, fold). Tasks run in joblib workers;
-each worker writes its own record atomically (see :mod:`bncbench.store`), so
-a sweep killed at any moment loses at most the tasks in flight. A rerun skips
-every task whose record is complete. A task that raises is recorded as
-failed with its error message and the sweep goes on.
+A *task* (:class:`Task`) is one (dataset, model, round, fold) with the protocol
+and the data directory: typed, picklable and self-contained.
+:func:`evaluate_task` is a pure function of it returning a
+:class:`~bncbench.store.TaskRecord`; :func:`run_experiment` plans the pending
+tasks and hands :func:`run_task` (evaluate, then write the record atomically)
+to an executor (:mod:`bncbench.executors`; joblib on this machine by default),
+knowing nothing else of where tasks run. A sweep killed at any moment loses at
+most the tasks in flight; a rerun skips every task whose record is complete. A
+task that raises is recorded as failed with its error message and the sweep
+goes on.
 """
 
 from __future__ import annotations
@@ -14,47 +19,53 @@ import json
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 
 from bncbench.data import registry
+from bncbench.errors import BNCBenchError
 from bncbench.models import ModelSpec
 from bncbench.preprocess import Discretizer
 from bncbench.protocol import cv_folds, rmse, zero_one_loss
-from bncbench.errors import BNCBenchError
-from bncbench.store import RECORD_VERSION, ResultStore, _safe, task_key
-
-
-@dataclass(frozen=True)
-class Task:
-    dataset: dict  # resolved dataset spec
-    model: ModelSpec
-    round: int
-    fold: int
+from bncbench.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
 
 @dataclass
 class Protocol:
+    """The cross-validation protocol: ``rounds`` x ``folds``-fold CV from ``seed``."""
+
     seed: int = 0
     rounds: int = 5
     folds: int = 2
 
 
-def _task_payload(task: Task, protocol: Protocol) -> dict:
-    return {
-        "dataset": task.dataset,
-        "dataset_id": registry.spec_fingerprint(task.dataset),
-        "model": task.model.params,
-        "seed": protocol.seed,
-        "folds": protocol.folds,
-        "round": task.round,
-        "fold": task.fold,
-        "version": RECORD_VERSION,
-    }
+@dataclass(frozen=True)
+class Task:
+    """One (dataset, model, round, fold) of an experiment, with everything needed to evaluate it."""
+
+    dataset: dict  # resolved dataset spec
+    model: ModelSpec
+    round: int
+    fold: int
+    protocol: Protocol = field(default_factory=Protocol)
+    data_dir: str | None = None
+
+    @functools.cached_property
+    def key(self) -> str:
+        """Hash of everything that determines the result (not where the data lies)."""
+        return task_key({
+            "dataset": self.dataset,
+            "dataset_id": registry.spec_fingerprint(self.dataset),
+            "model": self.model.params,
+            "seed": self.protocol.seed,
+            "folds": self.protocol.folds,
+            "round": self.round,
+            "fold": self.fold,
+            "version": RECORD_VERSION,
+        })
 
 
 @functools.lru_cache(maxsize=4)
@@ -70,33 +81,17 @@ def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int,
     return ds, train, test, codes, disc.cardinalities_
 
 
-def run_task(task: Task, protocol: Protocol, data_dir, store_root) -> dict:
-    """Run one task and write its record; returns the record's scalars."""
+def evaluate_task(task: Task) -> TaskRecord:
+    """Fit and score one task; a failure is a record too (``status="failed"``). Writes nothing."""
     from bncbench.baselines import make_estimator
 
-    store = ResultStore(store_root)
-    key = task_key(_task_payload(task, protocol))
-    path = store.record_path(task.dataset["name"], task.model.label, task.round, task.fold, key)
-    base = {
-        "dataset": task.dataset["name"],
-        "model": task.model.label,
-        "round": task.round,
-        "fold": task.fold,
-        "seed": protocol.seed,
-        "n_folds": protocol.folds,
-        "n_rounds": protocol.rounds,
-        "key": key,
-        "model_params": task.model.params,
-    }
+    p = task.protocol
+    rec = TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
+                     task.key, task.model.params)
     try:
         ds, train, test, codes, cards = _prepared_fold(
-            json.dumps(task.dataset, sort_keys=True, default=str),
-            data_dir,
-            protocol.seed,
-            protocol.folds,
-            task.round,
-            task.fold,
-        )
+            json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
+            task.fold)
         clf = make_estimator(task.model.params, cards)
         t0 = time.perf_counter()
         clf.fit(codes[train], ds.y[train])
@@ -108,49 +103,35 @@ def run_task(task: Task, protocol: Protocol, data_dir, store_root) -> dict:
         proba[:, clf.classes_] = proba_fit
         y_pred = clf.classes_[np.argmax(proba_fit, axis=1)]
         y_true = ds.y[test]
-        record = {
-            **base,
-            "status": "ok",
-            "zero_one": zero_one_loss(y_true, y_pred),
-            "rmse": rmse(y_true, proba),
-            "train_time": t1 - t0,
-            "test_time": t2 - t1,
-            "n_parameters": int(clf.n_parameters_),
-            "n_train": int(train.size),
-            "n_test": int(test.size),
-            "n_instances": ds.n_instances,
-            "n_attributes": ds.n_attributes,
-            "n_classes": ds.n_classes,
-            "big": bool(ds.is_big),
-        }
-        for attr in ("n_iter_", "n_fev_", "train_cll_"):
-            if hasattr(clf, attr):
-                record[attr.rstrip("_")] = getattr(clf, attr)
-        if getattr(clf, "trace_", None) is not None:
-            record["trace"] = clf.trace_
-        arrays = {
-            "test_index": test.astype(np.int32),
-            "y_true": y_true.astype(np.int16),
-            "y_pred": y_pred.astype(np.int16),
-            "proba": proba.astype(np.float32),
-        }
-        store.write(path, record, arrays)
-        return record
+        rec.zero_one, rec.rmse = zero_one_loss(y_true, y_pred), rmse(y_true, proba)
+        rec.train_time, rec.test_time = t1 - t0, t2 - t1
+        rec.n_parameters, rec.n_train, rec.n_test = int(clf.n_parameters_), int(train.size), int(test.size)
+        rec.n_instances, rec.n_attributes, rec.n_classes = ds.n_instances, ds.n_attributes, ds.n_classes
+        rec.big = bool(ds.is_big)
+        for attr in ("n_iter", "n_fev", "train_cll", "trace"):
+            if hasattr(clf, attr + "_"):
+                setattr(rec, attr, getattr(clf, attr + "_"))
+        rec.arrays = {"test_index": test.astype(np.int32), "y_true": y_true.astype(np.int16),
+                      "y_pred": y_pred.astype(np.int16), "proba": proba}
     except Exception as exc:  # recorded, the sweep goes on
-        record = {
-            **base,
-            "status": "failed",
-            "error": f"{type(exc).__name__}: {exc}",
-            "traceback": traceback.format_exc(limit=8),
-        }
-        store.write(path, record)
-        return record
+        rec.status, rec.error = "failed", f"{type(exc).__name__}: {exc}"
+        rec.traceback = traceback.format_exc(limit=8)
+    return rec
 
 
-def plan_tasks(datasets: list[dict], models: list[ModelSpec], protocol: Protocol) -> list[Task]:
+def run_task(task: Task, store_root) -> TaskRecord:
+    """Evaluate one task and write its record where the task ran; returns the record without its arrays."""
+    rec = evaluate_task(task)
+    if rec.arrays is not None:
+        rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}
+    ResultStore(store_root).put(rec)
+    return rec.summary()
+
+
+def plan_tasks(datasets: list[dict], models: list[ModelSpec], protocol: Protocol, data_dir=None) -> list[Task]:
     """Every task, ordered so that tasks sharing a prepared fold are adjacent."""
     return [
-        Task(d, m, r, f)
+        Task(d, m, r, f, protocol, data_dir)
         for d in datasets
         for r in range(protocol.rounds)
         for f in range(protocol.folds)
@@ -193,32 +174,35 @@ def run_experiment(
     protocol: Protocol | None = None,
     data_dir=None,
     n_jobs: int = 1,
+    executor=None,
     progress: bool | None = None,
     retry_failed: bool = True,
 ) -> dict:
     """Run every pending task; returns counts of ``total, skipped, ok, failed`` and the task ``keys``.
 
-    Raises :class:`BNCBenchError` before running anything when the results
-    directory already holds records of another configuration under one of
-    the plan's (dataset, model label) pairs, so summaries never mix them.
+    ``executor`` (:class:`bncbench.executors.Executor`) runs the tasks; by
+    default joblib with ``n_jobs`` workers. Raises :class:`BNCBenchError`
+    before running anything when the results directory already holds records
+    of another configuration under one of the plan's (dataset, model label)
+    pairs, so summaries never mix them.
     """
+    from bncbench.executors import make_executor
+
     protocol = protocol or Protocol()
+    executor = executor if executor is not None else make_executor("joblib", n_jobs=n_jobs)
     store = ResultStore(results_root)
     seen: dict[str, str] = {}
     for m in models:
-        other = seen.setdefault(_safe(m.label), m.label)
+        other = seen.setdefault(safe_name(m.label), m.label)
         if other != m.label:
             raise BNCBenchError(f"model labels {other!r} and {m.label!r} map to the same directory; rename one")
-    tasks = plan_tasks(datasets, models, protocol)
+    tasks = plan_tasks(datasets, models, protocol, data_dir)
     pending = []
-    keys = set()
     for t in tasks:
-        key = task_key(_task_payload(t, protocol))
-        keys.add(key)
-        path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, key)
+        path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
         if store.is_done(path, retry_failed=retry_failed):
             continue
-        if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, key):
+        if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key):
             raise BNCBenchError(
                 f"{results_root} already holds results of {t.model.label!r} on {t.dataset['name']!r} from a "
                 "different configuration (parameters, seed, folds or data); use another name=, a model "
@@ -226,6 +210,7 @@ def run_experiment(
             )
         pending.append(t)
     store.clean_temp()
+    keys = {t.key for t in tasks}
     counts = {"total": len(tasks), "skipped": len(tasks) - len(pending), "ok": 0, "failed": 0}
     if not pending:
         return {**counts, "keys": keys}
@@ -234,18 +219,13 @@ def run_experiment(
     bar = tqdm(total=len(pending), desc="tasks", unit="task", disable=(None if progress is None else not progress))
     # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
     log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
-    jobs = (delayed(run_task)(t, protocol, data_dir, str(results_root)) for t in pending)
-    if n_jobs == 1:
-        results = (run_task(t, protocol, data_dir, str(results_root)) for t in pending)
-    else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(jobs)
-    for rec in results:
-        counts[rec["status"]] += 1
+    for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root)), pending):
+        counts[rec.status] += 1
         bar.update(1)
         if log is not None:
             log.update(counts["failed"])
-        if rec["status"] == "failed":
-            bar.write(f"failed: {rec['dataset']} / {rec['model']} r{rec['round']}f{rec['fold']}: {rec['error']}")
+        if rec.status == "failed":
+            bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
     bar.close()
     return {**counts, "keys": keys}
 

@@ -15,13 +15,16 @@ skips what is done.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
 import socket
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
@@ -30,12 +33,62 @@ RECORD_VERSION = 1
 TMP_PREFIX = ".tmp-"
 
 
+@dataclass
+class TaskRecord:
+    """The outcome of one (dataset, model, round, fold) task, as the store writes it.
+
+    The scalars go to the record's JSON (fields left ``None`` are not written);
+    ``arrays`` (per-test-instance ``test_index``, ``y_true``, ``y_pred``,
+    ``proba``) to its ``.npz``. ``model`` is the label, ``model_params`` the
+    model's parameters: reports select models by the latter.
+    """
+
+    dataset: str
+    model: str
+    round: int
+    fold: int
+    seed: int
+    n_folds: int
+    n_rounds: int
+    key: str
+    model_params: dict
+    status: str = "ok"
+    zero_one: Optional[float] = None
+    rmse: Optional[float] = None
+    train_time: Optional[float] = None
+    test_time: Optional[float] = None
+    n_parameters: Optional[int] = None
+    n_train: Optional[int] = None
+    n_test: Optional[int] = None
+    n_instances: Optional[int] = None
+    n_attributes: Optional[int] = None
+    n_classes: Optional[int] = None
+    big: Optional[bool] = None
+    n_iter: Optional[int] = None
+    n_fev: Optional[int] = None
+    train_cll: Optional[float] = None
+    trace: Optional[list] = None
+    error: Optional[str] = None
+    traceback: Optional[str] = None
+    arrays: Optional[dict] = field(default=None, repr=False)
+
+    def to_json(self) -> dict:
+        """The JSON fields: every field but ``arrays``, without the unset ones."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name != "arrays" and getattr(self, f.name) is not None}
+
+    def summary(self) -> "TaskRecord":
+        """The same record without its arrays and trace (what a runner sends back to the driver)."""
+        return dataclasses.replace(self, arrays=None, trace=None)
+
+
 def task_key(payload: dict) -> str:
     blob = json.dumps(payload, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-def _safe(name: str) -> str:
+def safe_name(name: str) -> str:
+    """``name`` as a file-name component (what the store calls a label's directory)."""
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(name))
 
 
@@ -63,7 +116,7 @@ class ResultStore:
         self.root = Path(root)
 
     def record_path(self, dataset: str, model: str, round_: int, fold: int, key: str) -> Path:
-        return self.root / "records" / _safe(dataset) / _safe(model) / f"r{round_}f{fold}-{key}.json"
+        return self.root / "records" / safe_name(dataset) / safe_name(model) / f"r{round_}f{fold}-{key}.json"
 
     def is_done(self, path: Path, *, retry_failed: bool = True) -> bool:
         if not path.exists():
@@ -74,6 +127,16 @@ class ResultStore:
             return json.loads(path.read_text()).get("status") == "ok"
         except (OSError, ValueError):
             return False
+
+    def path_of(self, rec: TaskRecord) -> Path:
+        """Where ``rec`` is written."""
+        return self.record_path(rec.dataset, rec.model, rec.round, rec.fold, rec.key)
+
+    def put(self, rec: TaskRecord) -> Path:
+        """Write a task record atomically (predictions first, the JSON last); returns its path."""
+        path = self.path_of(rec)
+        self.write(path, rec.to_json(), rec.arrays)
+        return path
 
     def write(self, path: Path, record: dict, arrays: dict | None = None) -> None:
         if arrays:

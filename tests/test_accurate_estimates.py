@@ -7,7 +7,7 @@ from bncbench import BNClassifier
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.errors import BNCBenchError
 from bncbench.hdp import fit_hdp
-from bncbench.skdb import restrict, skdb
+from bncbench.structures.skdb import restrict, skdb
 from bncbench.tables import CountTables
 
 

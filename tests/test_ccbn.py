@@ -14,7 +14,7 @@ from bncbench.counts import mixed_radix
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.engine import CLL, Data
 from bncbench.errors import BNCBenchError
-from bncbench.models import load_option, model_spec
+from bncbench.app import plan
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 STRUCTS = {"nb": dict(structure="nb"), "tan": dict(structure="tan"), "kdb2": dict(structure="kdb", k=2),
@@ -324,8 +324,8 @@ def test_config_groups_build_working_models(small):
             "bfgs": {"maxiter": 5}, "sgd": {"maxiter": 2}}
     for param in ("generative", "discriminative", "extended", "weighted"):
         for opt, extra in opts.items():
-            spec = model_spec(load_option(CONF, "structure", "tan"), load_option(CONF, "param", param),
-                              load_option(CONF, "init", "generative"), load_option(CONF, "optimizer", opt))
+            (spec,) = plan([f"structure=tan", f"param={param}", "init=generative", f"optimizer={opt}",
+                            "dataset.names=[synth-nb]"]).models
             params = dict(spec.params)
             if param != "generative":
                 params["optimizer_options"] = {**params.get("optimizer_options", {}), **extra}

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from bncbench import hdp as hdp_module
+from bncbench.hdp import kernels, stirling
 from bncbench.hdp import TYINGS, check_invariants, fit_hdp, log_stirling, stirling_table
-from bncbench.structure import kdb
+from bncbench.hdp.tree import _frozen, _reciprocal_offsets
+from bncbench.structures.kdb import kdb
 from bncbench.tables import CountTables
 
 
@@ -45,7 +46,7 @@ def test_stirling_table_grows_on_demand_and_stays_consistent():
 
 
 def test_ratio_tables_match_the_log_table_after_incremental_growth():
-    cache = hdp_module._StirlingCache()  # a private cache, grown in three steps
+    cache = stirling._StirlingCache()  # a private cache, grown in three steps
     cache.ensure(90, 70)
     cache.ensure(90, 130)
     up_t, up_n = cache.ensure(200, 130)
@@ -71,7 +72,7 @@ def test_ratio_recurrence_stays_accurate_for_large_counts():
     they agree with the log table to the latter's own accuracy."""
     from fractions import Fraction
 
-    cache = hdp_module._StirlingCache()
+    cache = stirling._StirlingCache()
     up_t, up_n = cache.ensure(30001, 42)
     row, T = [1] + [0] * 41, 41
     for n in range(1, 2001):
@@ -98,7 +99,7 @@ def test_ratio_recurrence_stays_accurate_for_large_counts():
 def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
     """One pair's draws against the conditional of Eq. 11 computed from log S and lgamma."""
     window = 10
-    up_t, up_n = hdp_module._STIRLING.ensure(200, 100)
+    up_t, up_n = stirling._STIRLING.ensure(200, 100)
     table = stirling_table(200, 100)
     lo, base, top = max(1, tj - (npk - tpk)), max(1, tj - window), min(nj, tj + window)
     cand = np.arange(max(lo, base), top + 1)
@@ -122,8 +123,8 @@ def test_sweep_draws_follow_eq11(nj, tj, npk, tpk, aj, ap, Np):
         t1 = np.array([0, tpk, tj], dtype=np.int64)
         Nm = np.array([0, Np, nj], dtype=np.int64)
         Tm = np.array([0, tpk, tj], dtype=np.int64)
-        hdp_module._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rhi, rng, window, w,
-                          np.zeros(1, dtype=np.int64))
+        kernels._sweep(pairs, n1, t1, alpha, Nm, Tm, up_t, up_n, recip, roff, rhi, rng, window, w,
+                       np.zeros(1, dtype=np.int64))
         assert Np + window < rhi[1] <= roff[2] - roff[1]
         got[i] = t1[2]
         d_ = t1[2] - tj
@@ -176,7 +177,7 @@ def test_frozen_nodes_and_block_recording_equal_recording_every_node_every_itera
     fit = fit_hdp(X, y, structure, cards, n_classes, iterations=T, burn_in=B, seed=3)
     n_frozen_internal = n_live = 0
     for tree in fit.trees:
-        frozen = hdp_module._frozen(tree)
+        frozen = _frozen(tree)
         n_int = tree.offsets[-2]
         n_frozen_internal += frozen[:n_int].sum()
         n_live += (~frozen).sum()
@@ -186,7 +187,7 @@ def test_frozen_nodes_and_block_recording_equal_recording_every_node_every_itera
     for i in range(B + 1, T + 1):  # the state after iteration i (fits are deterministic for a seed)
         state = fit_hdp(X, y, structure, cards, n_classes, iterations=i, burn_in=B, seed=3)
         for r, tree, tree0 in zip(ref, state.trees, initial.trees):
-            frozen = hdp_module._frozen(tree0)
+            frozen = _frozen(tree0)
             np.testing.assert_array_equal(tree.n[frozen], tree0.n[frozen])  # frozen: counts never change
             r += _eqs_12_14(tree) / (T - B)
     for r, tree in zip(ref, fit.trees):
@@ -204,7 +205,7 @@ def test_reciprocal_cache_covers_every_parent_total(tying):
     X, y, cards, n_classes = _random_bnc(seed=6)
     h = fit_hdp(X, y, kdb(X, y, cards, n_classes, 2), cards, n_classes, iterations=200, tying=tying, seed=2)
     for tree in h.trees:
-        roff = hdp_module._reciprocal_offsets(tree, 10)
+        roff = _reciprocal_offsets(tree, 10)
         size = np.diff(roff)
         internal = np.arange(tree.offsets[-2])
         assert np.all(tree.n[internal].sum(axis=1) + 10 < size[tree.grp[internal]])
@@ -212,9 +213,9 @@ def test_reciprocal_cache_covers_every_parent_total(tying):
         recip = np.full(roff[-1], np.nan)
         rhi = np.zeros(size.size, dtype=np.int64)
         for j in internal:  # what the sweep asks for: N_p + window + 1 entries of the parent's group
-            hdp_module._grow_reciprocals(tree.alpha, roff, recip, rhi, tree.grp[j], tree.n[j].sum() + 11)
+            kernels._grow_reciprocals(tree.alpha, roff, recip, rhi, tree.grp[j], tree.n[j].sum() + 11)
         assert np.all(rhi <= size)
-        hdp_module._fill_reciprocals(tree.alpha, roff, recip, rhi)
+        kernels._fill_reciprocals(tree.alpha, roff, recip, rhi)
         for g in range(size.size):
             m = np.arange(rhi[g])
             np.testing.assert_array_equal(recip[roff[g] + m], 1.0 / (tree.alpha[g] + m))
@@ -227,7 +228,7 @@ def test_concentration_draws_follow_algorithm5():
     Beta(alpha_g, n_j); two-sample KS test per group."""
     from scipy import stats
 
-    A = hdp_module.AGG_DEPTH
+    A = kernels.AGG_DEPTH
     # node 0 the root; nodes of group 1 (13) on both sides of AGG_DEPTH; group 2 (9)
     grp = np.array([0] + [1] * 5 + [2] * 3 + [1] * 8 + [2] * 6, dtype=np.int64)
     Nm = np.array([900, 1, 40, 3, 200, 32, 5, 70, 2,
@@ -243,7 +244,7 @@ def test_concentration_draws_follow_algorithm5():
     rate, shape = np.empty(3), np.empty(3)
     for i in range(draws):
         alpha = alpha0.copy()
-        hdp_module._sample_concentrations(state, alpha, grp, gsize, agg_row, 1, Nm, Tm, rate, shape)
+        kernels._sample_concentrations(state, alpha, grp, gsize, agg_row, 1, Nm, Tm, rate, shape)
         got[i] = alpha
     assert np.all(got[:, 0] == 2.0)  # the root's concentration is never sampled
     rng = np.random.default_rng(11)

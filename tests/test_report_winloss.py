@@ -242,21 +242,12 @@ def test_winloss_config_errors():
 
 
 def _petitjean_labels():
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    from bncbench.app import conf_dir
-    from bncbench.models import expand_models
-
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            cfg = compose(config_name="config", overrides=["+experiment=petitjean2018"])
-    finally:
-        GlobalHydra.instance().clear()
     from omegaconf import OmegaConf
 
-    return [m.label for m in expand_models(cfg, conf_dir())], OmegaConf.to_container(cfg.report)
+    from bncbench.app import compose_config, plan
+
+    overrides = ["+experiment=petitjean2018", "dataset.names=[synth-nb]"]
+    return [m.label for m in plan(overrides).models], OmegaConf.to_container(compose_config(overrides).report)
 
 
 def test_petitjean2018_report_section():

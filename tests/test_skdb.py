@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bncbench.skdb import SkDB, loo_rmse_grid, restrict, skdb, skdb_search
-from bncbench.structure import kdb
+from bncbench.structures.skdb import SkDB, loo_rmse_grid, restrict, skdb, skdb_search
+from bncbench.structures.kdb import kdb
 from bncbench.counts import mutual_information
 from bncbench.tables import CountTables
 
@@ -91,7 +91,7 @@ def test_informative_attribute_is_selected_and_noise_dropped():
 
 
 def test_m_zero_never_selects_an_undefined_loo_score():
-    from bncbench.skdb import skdb_search
+    from bncbench.structures.skdb import skdb_search
 
     rng = np.random.default_rng(0)
     X = rng.integers(0, 3, size=(60, 6))

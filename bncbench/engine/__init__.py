@@ -5,7 +5,7 @@
 ``loss``     the one vectorized NLL + gradient with respect to ``Phi``;
 ``params``   parameter maps (discriminative, extended, weighted levels 1-4);
 ``problem``  objective = NLL + regularization, with evaluation counting;
-``optim``    traced optimizers (lbfgs, cg, cgb, bfgs, sgd).
+``optim``    traced optimizers (registered in ``bncbench.components.OPTIMIZERS``).
 
 See ``docs/engine.md``; the estimator-facing entry point is
 :func:`bncbench.ccbn.fit_ccbn`.
@@ -13,11 +13,8 @@ See ``docs/engine.md``; the estimator-facing entry point is
 
 from bncbench.engine.design import Layout
 from bncbench.engine.loss import CLL, Data, scores
-from bncbench.engine.optim import OPTIMIZERS, STOPS, optimize
-from bncbench.engine.params import INITS, PARAM_MAPS, make_map
+from bncbench.engine.optim import STOPS, optimize
+from bncbench.engine.params import make_map
 from bncbench.engine.problem import REGS, Problem
 
-__all__ = [
-    "CLL", "Data", "INITS", "Layout", "OPTIMIZERS", "PARAM_MAPS", "Problem", "REGS", "STOPS",
-    "make_map", "optimize", "scores",
-]
+__all__ = ["CLL", "Data", "Layout", "Problem", "REGS", "STOPS", "make_map", "optimize", "scores"]

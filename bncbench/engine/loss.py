@@ -26,6 +26,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from bncbench.components import OBJECTIVES
 from bncbench.errors import BNCBenchError
 
 BACKENDS = ("numba", "scipy")
@@ -176,6 +177,7 @@ def design_matrix(idx: np.ndarray, n_rows: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(int(indptr[-1])), idx[ok].astype(np.int64), indptr), shape=(idx.shape[0], n_rows))
 
 
+@OBJECTIVES.register("cll", label="", doc="negative conditional log-likelihood, summed over instances")
 class CLL:
     """Negative CLL (summed) and its gradient with respect to ``Phi`` over ``n_rows`` rows.
 

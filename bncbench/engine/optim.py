@@ -43,15 +43,16 @@ import time
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
+from bncbench.components import OPTIMIZERS
 from bncbench.engine.problem import Problem
 from bncbench.errors import BNCBenchError
+from bncbench.registry import Hyperparameter, finite, integer, options
 
 EPS = float(np.finfo(float).eps)
 STOPS = {
     "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
 }
-OPTIMIZERS = ("lbfgs", "cg", "cgb", "bfgs", "sgd")
 ENGINE_KEYS = ("backend", "compress", "two_class")  # engine options that may travel in optimizer_options
 
 
@@ -228,7 +229,36 @@ def sgd(problem, x0, opts):
     return x, tr.trace, len(tr.trace) - 1
 
 
-OPTIMIZER_FUNCS = {"lbfgs": lbfgs, "cg": cg, "cgb": cgb, "bfgs": bfgs, "sgd": sgd}
+
+
+def _option(name, typ, constraints, doc):
+    return Hyperparameter(name, None, [*constraints, None], doc, typ)
+
+
+_COMMON = (
+    _option("stop", str, [options(STOPS)], "stopping preset: ebnc (L-BFGS-B's factr 1e7) or paper (§7)"),
+    _option("ftol", float, [finite(0.0)], "relative-reduction tolerance (overrides the preset)"),
+    _option("gtol", float, [finite(0.0)], "gradient max-norm tolerance (overrides the preset)"),
+    _option("maxiter", int, [integer(0)], "iteration limit (sgd: epochs)"),
+    _option("blas_threads", int, [integer(1)], "BLAS threads while optimizing (default 1)"),
+    _option("backend", str, [options(("numba", "scipy"))], "loss backend (speed only)"),
+    _option("compress", bool, [bool], "merge identical training rows (speed only; default true)"),
+    _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
+)
+OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
+    *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),
+    _option("maxfun", int, [integer(1)], "evaluation limit (default 20 maxiter)")))(lbfgs)
+OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_COMMON)(cg)
+OPTIMIZERS.register("cgb", label=" [CGB]", hyperparameters=(
+    *_COMMON, _option("xtol", float, [finite(0.0)], "Brent's relative precision (default 2e-4)")))(cgb)
+OPTIMIZERS.register("bfgs", label=" [BFGS]", hyperparameters=(
+    *_COMMON, _option("max_params", int, [integer(1)], "refuse larger problems (default 10000)")))(bfgs)
+OPTIMIZERS.register("sgd", label=" [SGD]", hyperparameters=(
+    *_COMMON, _option("method", str, [options(("adagrad", "sgd"))], "adagrad (default) or sgd"),
+    _option("lr", float, [finite(0.0)], "learning rate (default 0.1 adagrad, 0.01 sgd)"),
+    _option("batch_size", int, [integer(1)], "minibatch size (default 256)"),
+    _option("seed", int, [integer(0)], "shuffling seed (default 0)"),
+    _option("eps", float, [finite(0.0)], "AdaGrad's epsilon (default 1e-8)")))(sgd)
 
 
 def optimize(name: str, problem: Problem, x0: np.ndarray, options: dict | None = None):
@@ -237,11 +267,9 @@ def optimize(name: str, problem: Problem, x0: np.ndarray, options: dict | None =
     ``options["blas_threads"]`` (default 1) limits the BLAS threads for the
     duration (see the module docstring); the other options go to the optimizer.
     """
-    if name not in OPTIMIZER_FUNCS:
-        raise BNCBenchError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+    run = OPTIMIZERS[name].obj
     opts = dict(options or {})
     threads = opts.pop("blas_threads", 1)
-    run = OPTIMIZER_FUNCS[name]
     if threads is None:
         return run(problem, np.asarray(x0, dtype=float), opts)
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:

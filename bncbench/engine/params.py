@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from bncbench.components import INITS, PARAMETERIZATIONS
 from bncbench.engine.design import Layout
 from bncbench.errors import BNCBenchError
 
-INITS = ("zeros", "generative")
-
 
 def _check_init(init):
-    if init not in INITS:
-        raise BNCBenchError(f"unknown init {init!r}; choose one of {', '.join(INITS)}")
+    INITS[init]  # unknown names: one clear error listing the registered ones
 
 
 class ParamMap:
@@ -186,12 +184,11 @@ class Weighted(ParamMap):
         return x[self.T] * self.gen
 
 
-PARAM_MAPS = {"discriminative": Discriminative, "extended": Extended, "weighted": Weighted}
-
-
 def make_map(param: str, layout: Layout, gen: np.ndarray, init: str, level: int = 4) -> ParamMap:
-    if param not in PARAM_MAPS:
-        raise BNCBenchError(f"unknown parameterization {param!r}; choose one of {', '.join(PARAM_MAPS)}")
-    if param == "weighted":
-        return Weighted(layout, gen, init, level)
-    return PARAM_MAPS[param](layout, gen, init)
+    """The parameter map of the optimized parameterization ``param`` (a name of ``PARAMETERIZATIONS``)."""
+    comp = PARAMETERIZATIONS[param]
+    if not comp.info.get("optimized"):
+        raise BNCBenchError(f"param {param!r} is not optimized: it has no parameter map")
+    if "level" in comp.params({}):
+        return comp.obj(layout, gen, init, level)
+    return comp.obj(layout, gen, init)

@@ -11,6 +11,10 @@ Layout of ``reports/<name>/``::
     tables/per_dataset_<metric>_<group>.{tex,md,csv}   mean ± std over folds (appendix)
     tables/convergence_gaps.{md,csv}     §7.4 iteration gaps per dataset
     figures/*.{pdf,png}
+
+Each section of the index is built by one function of :mod:`bncbench.report.sections`;
+this module loads the results, calls them in order, draws the queued figures and
+writes the index.
 """
 
 from __future__ import annotations
@@ -20,35 +24,28 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from bncbench.errors import BNCBenchError
 from bncbench.report import tables as T
 from bncbench.report.config import ReportConfig, build_config, find_run_config, read_report_section
-from bncbench.report.stats import (
-    DRAW_ATOL,
-    DRAW_RTOL,
-    friedman,
-    geometric_mean_ratios,
-    metric_matrix,
-    metric_name,
-    subset_datasets,
-    wdl_table,
-    winloss_data,
+from bncbench.report.families import model_params
+from bncbench.report.sections import (  # noqa: F401  (Section is part of this module's interface)
+    Section,
+    _convergence_section,
+    _friedman_section,
+    _geomean_section,
+    _overview_section,
+    _per_dataset_section,
+    _scatter_section,
+    _slug,
+    _wdl_section,
+    _winloss_section,
 )
 from bncbench.store import atomic_write_bytes, load_results
-
-TIME = ("train_time", "test_time")
-
-
-@dataclass
-class Section:
-    title: str
-    items: list = field(default_factory=list)  # ("text", str) | ("table", md, {fmt: relpath}) | ("figure", caption, {fmt: relpath})
 
 
 @dataclass
@@ -103,10 +100,6 @@ def _render_figure(out: str, rel_base: str, fn: str, args, kwargs) -> list[str]:
     return [str(p) for p in F.save(fig, Path(out) / rel_base)]
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_").lower() or "x"
-
-
 def make_report(results_dir, out_dir=None, *, overrides: dict | None = None, log=None) -> Report:
     """Tables, figures and index of the experiment in ``results_dir``; returns what was written."""
     t0 = time.perf_counter()
@@ -154,177 +147,35 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out, *, sec
     out = Path(out)
     if records.empty or summary.empty:
         raise BNCBenchError("no result records to report")
-    models_all = list(dict.fromkeys(records["model"]))
-    cfg = build_config(section or {}, name, models_all, overrides=overrides)
-    if cfg.models:
-        records = records[records["model"].isin(cfg.models)]
-        summary = summary[summary["model"].isin(cfg.models)]
-    models = list(dict.fromkeys(records["model"]))
-    summary = summary.copy()
-    summary["big"] = summary["big"].fillna(False).astype(bool) if "big" in summary else False
+    cfg = build_config(section or {}, name, list(dict.fromkeys(records["model"])), params=model_params(records),
+                       overrides=overrides)
+    records, summary = _restrict(records, summary, cfg)
     w = _Writer(out)
-    sections: list[Section] = []
     w.text("summary.csv", summary.to_csv(index=False, float_format="%.6g"))
-
-    # ---- overview
-    n_ds = summary["dataset"].nunique()
-    n_big = len(subset_datasets(summary, "Big"))
-    n_failed = int((records["status"] != "ok").sum())
-    ov = Section("Overview")
-    ov.items.append(("text", (
-        f"Experiment **{T.md_escape(name)}**: {n_ds} datasets ({n_big} Big, > 10,000 instances), "
-        f"{len(models)} models, {len(records)} tasks ({n_failed} failed). "
-        f"Per-dataset values are means over the folds of every round; a (dataset, model) with a failed task is "
-        f"left out of every comparison. Lower is better for every metric. "
-        f"Draw tolerance: |a - b| <= {DRAW_ATOL:g} + {DRAW_RTOL:g} max(|a|, |b|). "
-        f"Source: {source}. [summary.csv](summary.csv)")))
-    if n_failed:
-        bad = records[records["status"] != "ok"].groupby(["dataset", "model"]).size()
-        ov.items.append(("text", "Failed tasks: " + ", ".join(f"{d} / {T.md_label(m)} ({k})" for (d, m), k in bad.items())))
-    sections.append(ov)
-
-    # ---- W-D-L
-    sec = Section("Win-draw-loss tables")
-    for spec in cfg.tables:
-        tab = wdl_table(summary, spec.pairs, spec.metrics)
-        links = {
-            "tex": w.text(f"tables/{spec.name}.tex", T.wdl_latex(tab, caption_comment=f"W-D-L table '{spec.name}' of {name}")),
-            "md": w.text(f"tables/{spec.name}.md", T.wdl_markdown(tab)),
-            "csv": w.text(f"tables/{spec.name}.csv", T.wdl_csv(tab)),
-        }
-        sec.items.append(("table", f"**{T.md_escape(spec.name)}**\n\n" + T.wdl_markdown(tab), links))
-    sections.append(sec)
-
-    # ---- win/loss plots
+    sections = [_overview_section(records, summary, name, source), _wdl_section(summary, cfg, w, name)]
     if cfg.winloss_plots:
         sections.append(_winloss_section(summary, cfg, w, name))
-
-    # ---- geometric means
-    sec = Section("Geometric means (normalized to a reference model)")
-    acc_metrics = [m for m in cfg.metrics if m not in TIME]
-    time_metrics = [m for m in cfg.metrics if m in TIME] or ["train_time"]
-    gm_rows = []
-    for g in cfg.groups:
-        refs = [(g.reference, [m for m in g.models])]
-        if g.x and g.x != g.reference and len([m for m in g.models if m != g.reference]) >= 2:
-            refs.append((g.x, [m for m in g.models if m != g.reference]))
-        for ref, ms in refs:
-            for subset in ("All", "Big"):
-                dsets = subset_datasets(summary, subset)
-                if not dsets:
-                    continue
-                for metric in [*acc_metrics, *time_metrics]:
-                    r = geometric_mean_ratios(summary, metric, ms, ref, datasets=dsets)
-                    for m, v in r["ratios"].items():
-                        gm_rows.append({"group": g.name, "reference": ref, "subset": subset, "metric": metric,
-                                        "model": m, "ratio": v, "n_datasets": r["n"], "n_dropped": len(r["dropped"])})
-        if not cfg.figures:
-            continue
-        from bncbench.report import figures as F
-
-        if acc_metrics:
-            sec.items.append(("figure", f"{g.name}: {', '.join(metric_name(m) for m in acc_metrics)} relative to {g.reference}",
-                              w.figure(f"figures/geomean_{g.name}", "geomean_figure", summary, g.models, g.reference,
-                                       acc_metrics, title=f"Geometric means relative to {F.display_label(g.reference)}")))
-        sec.items.append(("figure", f"{g.name}: time relative to {g.reference}",
-                          w.figure(f"figures/geomean_time_{g.name}", "geomean_figure", summary, g.models, g.reference,
-                                   time_metrics, log=True, title=f"Time relative to {F.display_label(g.reference)}")))
-        if len(refs) > 1:
-            ref, ms = refs[1]
-            sec.items.append(("figure", f"{g.name}: time relative to {ref}",
-                              w.figure(f"figures/geomean_time_{g.name}_vs_{_slug(ref)}", "geomean_figure", summary, ms,
-                                       ref, time_metrics, log=True, title=f"Time relative to {F.display_label(ref)}")))
-    gm = pd.DataFrame(gm_rows, columns=["group", "reference", "subset", "metric", "model", "ratio", "n_datasets", "n_dropped"])
-    links = {"md": w.text("tables/geomean.md", T.frame_markdown(gm)), "csv": w.text("tables/geomean.csv", gm.to_csv(index=False, float_format="%.6g"))}
-    sec.items.insert(0, ("links", "Geometric means of metric(model) / metric(reference) over the datasets where every "
-                         "model of the group has a positive mean (n_dropped: datasets left out, e.g. a 0-1 loss of 0)", links))
-    sections.append(sec)
-
-    # ---- scatter plots
+    sections.append(_geomean_section(summary, cfg, w))
     if cfg.figures:
-        from bncbench.report import figures as F
-
-        sec = Section("Comparative scatter plots")
-        for g in cfg.groups:
-            x = g.x or g.reference
-            ys = [m for m in g.models if m not in (x, g.reference)] or [m for m in g.models if m != x]
-            if not ys:
-                continue
-            ms = [m for m in ["zero_one", "rmse", *time_metrics[:1]] if m in summary]
-            sec.items.append(("figure", f"{g.name}: {x} (x) vs {', '.join(ys)}",
-                              w.figure(f"figures/scatter_{g.name}", "scatter_figure", summary, x, ys, ms,
-                                       title=f"{F.display_label(x)} on x; above the diagonal: {F.display_label(x)} wins")))
-        sections.append(sec)
-
-    # ---- convergence
+        sections.append(_scatter_section(summary, cfg, w))
     if cfg.convergence_families:
         sections.append(_convergence_section(records, summary, cfg, w, log))
-
-    # ---- Friedman
-    sec = Section("Friedman test and Nemenyi critical differences")
-    fres = []
-    for metric in cfg.friedman_metrics:
-        if len(cfg.friedman_models) < 2:
-            break
-        mat = metric_matrix(summary, metric, models=cfg.friedman_models)
-        if mat.dropna().shape[0] < 2:
-            sec.items.append(("text", f"{metric_name(metric)}: fewer than two datasets with results for every model; no test."))
-            continue
-        r = friedman(mat, metric=metric)
-        fres.append(r)
-        if cfg.figures:
-            from bncbench.report import figures as F
-
-            sec.items.append(("figure", f"Critical-difference diagram, {metric_name(metric)}", w.figure(f"figures/cd_{metric}", "cd_diagram", r)))
-    if fres:
-        ff = T.friedman_frame(fres)
-        links = {"tex": w.text("tables/friedman.tex", T.friedman_latex(fres)),
-                 "md": w.text("tables/friedman.md", T.frame_markdown(ff)),
-                 "csv": w.text("tables/friedman.csv", ff.to_csv(index=False, float_format="%.6g"))}
-        sec.items.insert(0, ("table", T.frame_markdown(ff[["metric", "model", "avg_rank", "n_datasets", "chi2", "p", "cd"]]), links))
-    sections.append(sec)
-
-    # ---- per-dataset tables
-    sec = Section("Per-dataset results (appendix)")
-    groups = cfg.groups or []
-    for metric in cfg.per_dataset_metrics:
-        for g in groups:
-            frame = T.per_dataset_frame(records, summary, metric, g.models)
-            base = f"tables/per_dataset_{metric}_{g.name}"
-            links = {"tex": w.text(base + ".tex", T.per_dataset_latex(frame, metric, g.models)),
-                     "md": w.text(base + ".md", T.per_dataset_markdown(frame, metric, g.models)),
-                     "csv": w.text(base + ".csv", T.per_dataset_csv(frame))}
-            sec.items.append(("links", f"{metric_name(metric)}, {g.name}", links))
-    sections.append(sec)
-
+    sections.append(_friedman_section(summary, cfg, w))
+    sections.append(_per_dataset_section(records, summary, cfg, w))
     w.render(n_jobs=_n_jobs(overrides))
     _write_index(w, name, sections)
     log(f"bncbench: report of {name}: {len(w.files)} files in {out} ({time.perf_counter() - t0:.1f} s); open {out / 'index.html'}")
     return Report(out, cfg, sections, list(w.files))
 
 
-def _winloss_section(summary, cfg, w: _Writer, name: str) -> Section:
-    sec = Section("Win-loss plots")
-    sec.items.append(("text", (
-        "Each curve is a series of pairs A:B, one per x position; the plot shows A's wins minus its losses "
-        "over the datasets where both models have a result (draws, by the W-D-L tables' rule, are ignored; "
-        "`y: both` plots wins and losses instead). The tables give every W/D/L count.")))
-    for spec in cfg.winloss_plots:
-        data = winloss_data(summary, spec.series, spec.metrics, x=spec.x)
-        comment = f"win/loss plot '{spec.name}' of {name}" + (f": {spec.title}" if spec.title else "")
-        links = {
-            "tex": w.text(f"tables/{spec.name}.tex", T.winloss_latex(data, caption_comment=comment)),
-            "md": w.text(f"tables/{spec.name}.md", T.winloss_markdown(data)),
-            "csv": w.text(f"tables/{spec.name}.csv", T.wdl_csv(data)),
-        }
-        if cfg.figures:
-            what = "wins (solid) and losses (dashed)" if spec.y == "both" else "wins - losses (draws ignored)"
-            cap = (f"{spec.name}: {spec.title + '; ' if spec.title else ''}y = {what} of the first model of each "
-                   f"pair; curves: {', '.join(spec.series)}")
-            sec.items.append(("figure", cap, w.figure(f"figures/{spec.name}", "winloss_figure", data, title=spec.title,
-                                                      y=spec.y, xlabel=spec.xlabel)))
-        sec.items.append(("table", f"**{T.md_escape(spec.name)}**\n\n" + T.winloss_markdown(data), links))
-    return sec
+def _restrict(records: pd.DataFrame, summary: pd.DataFrame, cfg: ReportConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The records and summary of the report's models; the summary's ``big`` column as bool."""
+    if cfg.models:
+        records = records[records["model"].isin(cfg.models)]
+        summary = summary[summary["model"].isin(cfg.models)]
+    summary = summary.copy()
+    summary["big"] = summary["big"].fillna(False).astype(bool) if "big" in summary else False
+    return records, summary
 
 
 def _n_jobs(overrides) -> int:
@@ -346,64 +197,6 @@ def _read_correction(cfg_path) -> bool:
         return bool(OmegaConf.load(cfg_path).get("correction", False))
     except Exception:
         return False
-
-
-def _convergence_section(records, summary, cfg, w: _Writer, log) -> Section:
-    from bncbench.report import convergence as C
-
-    sec = Section("Convergence (training NLL)")
-    sec.items.append(("text", (
-        f"Curves: element-wise median over folds of the training NLL, iteration 1 = before optimization, log x axis. "
-        f"Histograms (§7.4): per dataset, the iterations the other parameterization needs after iteration "
-        f"{cfg.convergence_at} to reach the NLL the weighted one reached at iteration {cfg.convergence_at} (positive), "
-        f"or minus the iterations the weighted one needs to reach the other's (negative); computed per fold on the "
-        f"same training data and aggregated over folds by the {cfg.convergence_aggregate}. A gap is censored when the "
-        f"lagging model stopped before reaching the target (value = iterations it ran after iteration "
-        f"{cfg.convergence_at} + 1).")))
-    has_trace = "trace" in records
-    by_size = summary.drop_duplicates("dataset").sort_values("n_instances", ascending=False)
-    gap_rows = []
-    for fam in cfg.convergence_families:
-        fam_models = [fam.w, *fam.others]
-        sel = records[records["model"].isin(fam_models) & (records["status"] == "ok")]
-        traced = set(sel.loc[sel["trace"].map(lambda t: isinstance(t, list) and len(t) > 0), "dataset"]) if has_trace else set()
-        if cfg.convergence_datasets:
-            dsets = [d for d in cfg.convergence_datasets if d in traced]
-            missing = [d for d in cfg.convergence_datasets if d not in traced]
-            if missing:
-                sec.items.append(("text", f"{T.md_label(fam.w)}: no traces for {', '.join(missing)}"))
-        else:
-            dsets = [d for d in by_size["dataset"] if d in traced][:4]
-        if not traced:
-            sec.items.append(("text", f"{T.md_label(fam.w)}: the records hold no optimization traces."))
-            continue
-        gaps = {}
-        for other in fam.others:
-            g = C.dataset_gaps(records, fam.w, other, at=cfg.convergence_at, aggregate=cfg.convergence_aggregate)
-            gaps[other] = g
-            for r in g.itertuples(index=False):
-                gap_rows.append({"family": fam.name, "w_model": fam.w, "other_model": other, "dataset": r.dataset,
-                                 "gap": r.gap, "censored": r.censored, "n_folds": r.n_folds})
-        if cfg.figures:
-            from bncbench.report import figures as F
-
-            curves = {d: {m: C.median_trace(records, d, m) for m in fam_models} for d in dsets}
-            sec.items.append(("figure", f"{fam.name}: NLL vs iteration on {', '.join(dsets) or 'no dataset'}",
-                              w.figure(f"figures/convergence_{fam.name}", "convergence_figure", curves,
-                                       title=f"Training NLL, {F.display_label(fam.w)} and its d/e counterparts")))
-            sec.items.append(("figure", f"{fam.name}: iterations after {cfg.convergence_at} (§7.4 rule)",
-                              w.figure(f"figures/convergence_hist_{fam.name}", "convergence_histogram", gaps,
-                                       w_model=fam.w, at=cfg.convergence_at)))
-    gdf = pd.DataFrame(gap_rows, columns=["family", "w_model", "other_model", "dataset", "gap", "censored", "n_folds"])
-    if len(gdf):
-        agg = (gdf.groupby(["family", "w_model", "other_model"], sort=False)
-               .agg(n_datasets=("gap", "size"), mean_gap=("gap", "mean"), median_gap=("gap", "median"),
-                    n_negative=("gap", lambda s: int((s < 0).sum())), n_censored=("censored", "sum"))
-               .reset_index())
-        links = {"md": w.text("tables/convergence_gaps.md", T.frame_markdown(agg)),
-                 "csv": w.text("tables/convergence_gaps.csv", gdf.to_csv(index=False, float_format="%.6g"))}
-        sec.items.insert(1, ("table", T.frame_markdown(agg), links))
-    return sec
 
 
 # ------------------------------------------------------------------ index

@@ -36,9 +36,9 @@ line; what neither gives is derived from the model labels
             HDP: ["KDB-5 HDP:NB HDP", "KDB-5 HDP:KDB-1 HDP"]
             m-estimate: ["KDB-5 m-est:NB m-est", "KDB-5 m-est:KDB-1 m-est"]
 
-Model labels follow :mod:`bncbench.models`: ``BASE^s REST`` with ``s`` in
-``w, d, e`` (weighted, discriminative, extended) and ``REST`` e.g. `` (I)``;
-the generative model of a family is labelled ``BASE``.
+Models are named by their labels in the section; the defaults are derived from
+the models' stored parameters (:mod:`bncbench.report.families`): a family is a
+generative model and the optimized models over it.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bncbench.errors import BNCBenchError
+from bncbench.report.families import families
 
 DEFAULT_METRICS = ["bias", "variance", "zero_one", "rmse", "train_time"]
 KNOWN_METRICS = ["zero_one", "rmse", "bias", "variance", "train_time", "test_time", "n_parameters"]
-LABEL_RE = re.compile(r"^(?P<base>[^\^]+)\^(?P<suffix>[A-Za-z]+)(?P<rest>.*)$")
 
 
 @dataclass
@@ -115,14 +115,6 @@ class ReportConfig:
     winloss_plots: list = field(default_factory=list)  # WinLossSpec
 
 
-def parse_label(label: str):
-    """``(base, suffix, rest)`` of an optimized model's label, or ``(label, "", "")``."""
-    m = LABEL_RE.match(label)
-    if not m:
-        return label, "", ""
-    return m["base"], m["suffix"], m["rest"]
-
-
 def parse_pair(text: str) -> tuple:
     """``"NB^w:NB"`` -> ``("NB^w", "NB")`` (the first model's wins are counted)."""
     if not isinstance(text, str):
@@ -182,11 +174,15 @@ def _check_metrics(ms, what):
     return ms
 
 
-def build_config(section: dict, name: str, models: list, *, overrides: dict | None = None) -> ReportConfig:
+def build_config(section: dict, name: str, models: list, *, params: dict | None = None,
+                 overrides: dict | None = None) -> ReportConfig:
     """The report config from a ``report:`` section, CLI overrides and defaults.
 
-    ``models``: labels present in the results (in first-seen order).
+    ``models``: labels present in the results (in first-seen order); ``params``: each
+    label's stored model parameters (:func:`bncbench.report.families.model_params`), from
+    which the default pairs, groups and convergence comparisons are derived.
     """
+    params = dict(params or {})
     section = dict(section or {})
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     unknown = set(section) - {"reference", "metrics", "pairs", "tables", "groups", "convergence", "friedman",
@@ -205,8 +201,10 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
     cfg.metrics = _check_metrics(_as_list(overrides.get("metrics", section.get("metrics"))
                                           or DEFAULT_METRICS, "metrics"), "metrics")
     cfg.reference = overrides.get("reference", section.get("reference"))
+    fams = families(models, params)
     if cfg.reference is None:
-        gens = [m for m in models if not parse_label(m)[1]]
+        optimized = {m for f in fams for p, m in f.members.items() if p != "generative"}
+        gens = [m for m in models if m not in optimized]
         cfg.reference = gens[0] if gens else models[0]
     if cfg.reference not in models:
         raise BNCBenchError(f"reference model {cfg.reference!r} is not in the results; have {', '.join(models)}")
@@ -223,7 +221,7 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
     elif section.get("pairs"):
         cfg.tables = [WDLSpec("wdl", [parse_pair(p) for p in section["pairs"]], cfg.metrics)]
     else:
-        cfg.tables = [WDLSpec("wdl", default_pairs(models, cfg.reference), cfg.metrics)]
+        cfg.tables = [WDLSpec("wdl", default_pairs(models, cfg.reference, fams), cfg.metrics)]
     names = [t.name for t in cfg.tables]
     if len(set(names)) != len(names):
         raise BNCBenchError("report.tables names must be unique")
@@ -254,7 +252,7 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
             ref = g.get("reference") or gm[0]
             cfg.groups.append(GroupSpec(str(g.get("name", f"group{i + 1}")), gm, ref, g.get("x")))
     else:
-        cfg.groups = default_groups(models, cfg.reference)
+        cfg.groups = default_groups(models, cfg.reference, fams)
 
     conv = dict(section.get("convergence") or {})
     cfg.convergence_datasets = _as_list(overrides.get("convergence_datasets", conv.get("datasets")),
@@ -265,7 +263,7 @@ def build_config(section: dict, name: str, models: list, *, overrides: dict | No
     cfg.convergence_aggregate = str(overrides.get("aggregate", conv.get("aggregate", "median")))
     if cfg.convergence_aggregate not in ("median", "mean", "first"):
         raise BNCBenchError(f"convergence aggregate must be median, mean or first, not {cfg.convergence_aggregate!r}")
-    cfg.convergence_families = convergence_families(models)
+    cfg.convergence_families = convergence_families(fams)
 
     fr = dict(section.get("friedman") or {})
     cfg.friedman_metrics = _check_metrics(_as_list(overrides.get("friedman_metrics", fr.get("metrics")))
@@ -363,53 +361,38 @@ def parse_winloss_plots(items, models: list, default_metrics: list) -> list:
 
 
 # ------------------------------------------------------------------ defaults
-def families(models: list) -> dict:
-    """``{(base, rest): {suffix: label}}`` of the optimized models; generative base under suffix ``""``."""
-    fam: dict = {}
-    for m in models:
-        base, suf, rest = parse_label(m)
-        if suf:
-            fam.setdefault((base, rest), {})[suf] = m
-    for (base, rest), d in fam.items():
-        if base in models:
-            d[""] = base
-    return fam
-
-
-def default_pairs(models: list, reference: str) -> list:
+def default_pairs(models: list, reference: str, fams: list) -> list:
     """Each weighted model against its generative base (Table 4); else each model against the reference."""
-    fam = families(models)
-    pairs = [(d["w"], d[""]) for d in fam.values() if "w" in d and "" in d]
+    pairs = [(f.members["weighted"], f.members["generative"]) for f in fams
+             if "weighted" in f.members and "generative" in f.members]
     if not pairs:
-        pairs = [(m, d[""]) for d in fam.values() for s, m in d.items() if s and "" in d]
+        pairs = [(m, f.members["generative"]) for f in fams if "generative" in f.members
+                 for p, m in f.members.items() if p != "generative"]
     if not pairs:
         pairs = [(m, reference) for m in models if m != reference]
     return pairs
 
 
-def default_groups(models: list, reference: str) -> list:
+def default_groups(models: list, reference: str, fams: list) -> list:
     """One panel per family (``NB, NB^w, NB^d, NB^e`` normalized to ``NB``, x = ``NB^w``), else one of all models."""
     out = []
-    order = {"": 0, "w": 1, "d": 2, "e": 3}
-    for (base, rest), d in families(models).items():
-        labels = [d[s] for s in sorted(d, key=lambda s: (order.get(s, 9), s))]
+    for f in fams:
+        labels = f.labels()
         if len(labels) < 2:
             continue
-        ref = d.get("", labels[0])
-        x = d.get("w", labels[0] if labels[0] != ref else labels[1])
-        name = re.sub(r"[^A-Za-z0-9]+", "_", f"{base}{rest}").strip("_").lower() or "group"
-        out.append(GroupSpec(name, labels, ref, x))
+        ref = f.members.get("generative", labels[0])
+        x = f.members.get("weighted", labels[0] if labels[0] != ref else labels[1])
+        out.append(GroupSpec(f.name, labels, ref, x))
     if not out and len(models) >= 1:
         out.append(GroupSpec("all", list(models), reference, reference))
     return out
 
 
-def convergence_families(models: list) -> list:
+def convergence_families(fams: list) -> list:
     """Families with a weighted model and at least one of d / e: the §7.4 comparisons."""
     out = []
-    for (base, rest), d in families(models).items():
-        others = [d[s] for s in ("d", "e") if s in d]
-        if "w" in d and others:
-            name = re.sub(r"[^A-Za-z0-9]+", "_", f"{base}{rest}").strip("_").lower()
-            out.append(ConvergenceFamily(name, d["w"], others))
+    for f in fams:
+        others = [f.members[p] for p in ("discriminative", "extended") if p in f.members]
+        if "weighted" in f.members and others:
+            out.append(ConvergenceFamily(f.name, f.members["weighted"], others))
     return out

@@ -25,9 +25,8 @@ Representation
 
 * ``structure`` — one entry per attribute: the tuple of (at most ``k*``)
   attribute parents of a selected attribute, ``None`` for an attribute that
-  is not selected. :func:`bncbench.hdp.fit_hdp` accepts it as is; for
-  :class:`~bncbench.tables.CountTables` use :func:`restrict`, which returns
-  the columns to keep and the structure re-indexed on them.
+  is not selected (a :class:`~bncbench.structures.Network` with ``None``
+  entries: the estimators use only the selected columns).
 * ``selected`` — the selected attribute indices, best-ranked first.
 * ``k`` — the selected ``k*``.
 
@@ -45,7 +44,9 @@ import numpy as np
 
 from bncbench.counts import mixed_radix, mutual_information
 from bncbench.errors import BNCBenchError
-from bncbench.structure import kdb
+from bncbench.components import STRUCTURES
+from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.kdb import K, kdb
 from bncbench.tables import CountTables
 
 
@@ -169,3 +170,10 @@ def skdb_search(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDBSearch:
 def skdb(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDB:
     """Selective KDB: ``SkDB(structure, selected, k_star)`` (see the module docstring)."""
     return skdb_search(X, y, cards, n_classes, k, m).result
+
+
+@STRUCTURES.register("skdb", label="SkDB-${.k}", hyperparameters=[K])
+def learn_skdb(data: TrainingData, *, k: int) -> LearnedStructure:
+    """Selective KDB: KDB-k, then the attributes and k* <= k chosen by leave-one-out RMSE (m = 1)."""
+    found = skdb(data.codes, data.y, data.cards, data.n_classes, int(k), m=1.0)
+    return LearnedStructure.single(found.structure, selected=found.selected, k_star=found.k)

@@ -1,0 +1,98 @@
+"""The registries, one per component kind, and plug-in discovery.
+
+=============== ================= ============================================
+registry        config group      what a component is
+=============== ================= ============================================
+STRUCTURES      ``structure``     structure learner: data -> :class:`~bncbench.structures.LearnedStructure`
+ESTIMATORS      ``estimator``     generative estimate: structure + data -> scorer
+PARAMETERIZATIONS ``param``       how parameters are set (generative, or optimized by the engine)
+INITS           ``init``          starting point of optimized parameters
+OBJECTIVES      ``objective``     what optimized parameters minimize
+OPTIMIZERS      ``optimizer``     how they minimize it
+BASELINES       ``model``         non-BNC estimators run under the same protocol
+EXECUTORS       ``executor``      where the runner's tasks run
+=============== ================= ============================================
+
+Built-in components register themselves in the modules listed below, which
+are imported the first time a registry is read. Third-party components are
+modules that register themselves the same way; they are imported from the
+``bncbench.plugins`` entry-point group of installed packages and from the
+comma-separated module names in the environment variable
+``BNCBENCH_PLUGINS`` (see ``docs/extending.md``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from bncbench.errors import BNCBenchError
+from bncbench.registry import Registry
+
+STRUCTURES = Registry("structure", builtins=(
+    "bncbench.structures.nb", "bncbench.structures.tan", "bncbench.structures.kdb", "bncbench.structures.skdb",
+    "bncbench.structures.custom"), doc="structure learners")
+ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators.mestimate", "bncbench.estimators.hdp"),
+                      doc="generative parameter estimates")
+PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")
+INITS = Registry("init", builtins=("bncbench.parameterizations",), doc="initializations of optimized parameters")
+OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
+OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
+BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")
+EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
+
+MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)
+"""The kinds a Bayesian network classifier is assembled from, in label order."""
+FLAT_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OBJECTIVES)
+"""The kinds whose hyperparameters are keywords of :class:`bncbench.BNClassifier` of their own; an
+optimizer's options travel together as its ``optimizer_options``."""
+ALL = (*MODEL_KINDS, BASELINES, EXECUTORS)
+PLUGIN_ENV = "BNCBENCH_PLUGINS"
+ENTRY_POINT_GROUP = "bncbench.plugins"
+
+_plugins_loaded = False
+_stored: dict = {}
+
+
+def load_plugins() -> None:
+    """Import the plug-in modules (entry points and ``$BNCBENCH_PLUGINS``) once per process."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    names = [m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(",") if m.strip()]
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        names.append(ep.value)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            raise BNCBenchError(f"cannot import plug-in module {name!r} ({PLUGIN_ENV} or entry point "
+                                f"{ENTRY_POINT_GROUP}): {type(exc).__name__}: {exc}") from None
+
+
+def load_all() -> None:
+    """Import every built-in component and every plug-in."""
+    for reg in ALL:
+        reg.names()
+
+
+def store_schemas() -> None:
+    """Register the typed config of every component as ``schema/<group>/<name>`` in Hydra's ConfigStore.
+
+    The options of ``conf/<group>/`` extend them (``defaults: [/schema/<group>/<name>@_here_]``),
+    so a config value of the wrong type or an unknown key fails when the config is composed.
+    """
+    import inspect
+
+    from hydra.core.config_store import ConfigStore
+
+    cs = ConfigStore.instance()
+    replace = {"replace": True} if "replace" in inspect.signature(cs.store).parameters else {}
+    for reg in ALL:
+        for comp in reg:
+            if _stored.get((reg.kind, comp.name)) is not comp:
+                cs.store(group=f"schema/{reg.kind}", name=comp.name, node=reg.schema(comp.name), **replace)
+                _stored[reg.kind, comp.name] = comp

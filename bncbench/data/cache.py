@@ -1,0 +1,94 @@
+"""The parsed-table cache: file hashing and parquet copies of typed tables.
+
+A parsed and typed table is stored as parquet under ``BNCBENCH_CACHE_DIR``
+(default ``~/.cache/bncbench``), keyed by the source file's sha256 and the
+parse specification, so a second load only hashes the file and reads the parquet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["CACHE_VERSION", "cache_dir", "sha256_file"]
+
+CACHE_VERSION = 1
+"""Bumped whenever the parsed representation changes; part of every cache key."""
+
+_CLASS_COL = "__class__"
+
+
+def cache_dir() -> Path:
+    """The parse cache: ``$BNCBENCH_CACHE_DIR`` or ``~/.cache/bncbench``.
+
+    Returns
+    -------
+    pathlib.Path
+        The cache directory (not created here).
+    """
+    d = os.environ.get("BNCBENCH_CACHE_DIR")
+    return Path(d).expanduser() if d else Path.home() / ".cache" / "bncbench"
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to hash.
+
+    Returns
+    -------
+    str
+        The hex digest (64 lowercase hex digits).
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _spec_key(spec: dict) -> str:
+    blob = json.dumps({"v": CACHE_VERSION, **spec}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _cache_file(sha: str, spec: dict) -> Path:
+    return cache_dir() / f"{sha}-{_spec_key(spec)}.parquet"
+
+
+def _cache_read(path: Path) -> tuple[pd.DataFrame, pd.Categorical] | None:
+    if not path.exists():
+        return None
+    try:
+        df = pd.read_parquet(path)
+    except Exception:  # corrupt cache entry: ignore and re-parse
+        return None
+    if _CLASS_COL not in df.columns:
+        return None
+    y = df.pop(_CLASS_COL)
+    return df, pd.Categorical(y)
+
+
+def _cache_write(path: Path, X: pd.DataFrame, y: pd.Categorical) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df = X.copy()
+        df[_CLASS_COL] = y
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=path.parent)
+        os.close(fd)
+        try:
+            df.to_parquet(tmp, index=False)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:
+        pass  # an unwritable cache only costs speed

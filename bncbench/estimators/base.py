@@ -1,0 +1,70 @@
+"""The one scorer interface, and the scorer of an ensemble.
+
+Every source of parameters (m-estimates, HDP estimates, the optimized CCBN
+parameterizations, ensembles of them) is a :class:`Scorer`: the unnormalized
+log joint ``log P(y, x)`` of every class for integer codes of *all* the
+attributes (a scorer picks the columns its network uses).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from scipy.special import logsumexp
+
+from bncbench.structures.base import LearnedStructure, TrainingData
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What a fitted parameter source offers the classifier.
+
+    Attributes
+    ----------
+    n_classes : int
+    n_parameters : int
+        Free parameters (see ``BNClassifier.n_parameters_``).
+    """
+
+    n_classes: int
+    n_parameters: int
+
+    def log_joint(self, codes: np.ndarray) -> np.ndarray:
+        """``log P(y, x)`` up to a constant per instance: (n, n_classes)."""
+
+    def log_prior(self) -> np.ndarray:
+        """``log P(y)``: (n_classes,)."""
+
+
+class EnsembleScorer:
+    """Members combined by the rule of their :class:`~bncbench.structures.LearnedStructure`.
+
+    ``arithmetic``: ``log sum_m w_m P_m(y, x)``; ``geometric``: ``log P(y) + sum_m
+    w_m (log P_m(y, x) - log P_m(y))`` with the first member's prior.
+    """
+
+    def __init__(self, members: list, combine: str, weights: np.ndarray):
+        self.members, self.combine, self.weights = list(members), combine, np.asarray(weights, dtype=float)
+        self.n_classes = self.members[0].n_classes
+        self.n_parameters = int(sum(m.n_parameters for m in self.members))
+
+    def log_prior(self) -> np.ndarray:
+        return self.members[0].log_prior()
+
+    def log_joint(self, codes: np.ndarray) -> np.ndarray:
+        stack = np.stack([m.log_joint(codes) for m in self.members])  # (M, n, Y)
+        w = self.weights[:, None, None]
+        if self.combine == "arithmetic":
+            with np.errstate(divide="ignore"):
+                return logsumexp(stack + np.log(w), axis=0)
+        priors = np.stack([m.log_prior() for m in self.members])[:, None, :]
+        return self.log_prior()[None, :] + np.sum(w * (stack - priors), axis=0)
+
+
+def estimate(fit_network, structure: LearnedStructure, data: TrainingData, **hyperparameters) -> Scorer:
+    """Fit ``fit_network(network, data, **hyperparameters)`` on every member; one scorer for the structure."""
+    members = [fit_network(net, data, **hyperparameters) for net in structure.members]
+    if structure.combine == "product":
+        return members[0]
+    return EnsembleScorer(members, structure.combine, structure.member_weights())

@@ -1,0 +1,57 @@
+"""Executors: where the runner's tasks run, registered in :data:`bncbench.components.EXECUTORS`.
+
+An executor is the runner's one seam to compute resources. It maps a function
+over tasks and yields the results as they finish, in any order; the function
+and the tasks are picklable (tasks are typed, pure; see :mod:`bncbench.runner`).
+A backend for Dask or SLURM job arrays is one more class registered here.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator, Protocol, TypeVar
+
+from bncbench.components import EXECUTORS
+from bncbench.registry import Hyperparameter
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs ``fn`` on every item; yields the results in completion order."""
+
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]: ...
+
+
+def _n_jobs(value) -> None:
+    n = value.get("n_jobs", 1)
+    if n == 0 or n < -1:
+        from bncbench.errors import BNCBenchError
+
+        raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n}")
+
+
+@EXECUTORS.register("joblib", label="", check=_n_jobs, hyperparameters=[
+    Hyperparameter("n_jobs", 1, [int], "worker processes (1: in this process; -1: one per core)", int)])
+class JoblibExecutor:
+    """Tasks in ``n_jobs`` joblib (loky) worker processes on this machine; ``n_jobs=1`` runs them in-process."""
+
+    def __init__(self, n_jobs: int = 1):
+        self.n_jobs = int(n_jobs)
+
+    def map_unordered(self, fn, items):
+        if self.n_jobs == 1:
+            return (fn(t) for t in items)
+        from joblib import Parallel, delayed
+
+        return Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", batch_size=1)(
+            delayed(fn)(t) for t in items)
+
+
+def make_executor(name: str = "joblib", **options) -> Executor:
+    """The executor ``name`` with its options (validated against its declaration)."""
+    comp = EXECUTORS[name]
+    values = comp.params(options)
+    if comp.check is not None:
+        comp.check(values)
+    return comp.obj(**values)

@@ -1,0 +1,279 @@
+"""Component registries: the single source of every component's name and hyperparameters.
+
+A *component* is one interchangeable part of an experiment: a structure
+learner, a generative estimator, a parameterization, an initialization, an
+objective, an optimizer, a baseline, an executor. Each kind has one
+:class:`Registry` (see :mod:`bncbench.components`); a component registers
+itself there with its name, its label in the papers' notation and the
+:class:`Hyperparameter` declarations it reads::
+
+    from bncbench.components import STRUCTURES
+    from bncbench.registry import Hyperparameter, integer
+
+    @STRUCTURES.register("kdb", label="KDB-${.k}", hyperparameters=[
+        Hyperparameter("k", 1, [integer(0)], "attribute parents per attribute")])
+    def learn_kdb(data, *, k): ...
+
+Everything that needs a name or a valid range reads it from there: the
+scikit-learn ``_parameter_constraints`` of :class:`bncbench.BNClassifier`,
+the typed Hydra config schemas (``schema/<group>/<name>`` in the
+ConfigStore), the validation of experiment configs, error messages and the
+docs' tables (``docs/configuration.md`` is checked against the registries by
+the tests).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any, Callable, Iterable, Optional
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions, _Constraint
+
+from bncbench.errors import BNCBenchError
+
+__all__ = ["Component", "Hyperparameter", "ParameterError", "Registry", "finite", "integer", "options"]
+
+
+class ParameterError(BNCBenchError, InvalidParameterError):
+    """A hyperparameter outside its declared range: one clear line on the command line, and the
+    ``InvalidParameterError`` scikit-learn's estimator checks expect."""
+
+
+class _Finite(Interval):
+    """A finite real number ``>= low`` (scikit-learn's ``Interval`` admits infinity)."""
+
+    def __init__(self, low: float):
+        super().__init__(Real, low, None, closed="left")
+
+    def __contains__(self, val) -> bool:
+        return bool(np.isfinite(val)) and super().__contains__(val)
+
+    def __str__(self) -> str:
+        return f"a finite float >= {self.left}"
+
+
+def finite(low: float = 0.0) -> Interval:
+    """Constraint: a finite real number ``>= low``."""
+    return _Finite(low)
+
+
+def integer(low: int, high: int | None = None) -> Interval:
+    """Constraint: an integer in ``[low, high]`` (no upper bound when ``high`` is None)."""
+    return Interval(Integral, low, high, closed="both" if high is not None else "left")
+
+
+class _LazyOptions(StrOptions):
+    """``StrOptions`` over a registry's names, read when the constraint is checked (plug-ins included)."""
+
+    def __init__(self, registry: "Registry"):
+        self.registry = registry
+        _Constraint.__init__(self)
+        self.deprecated = set()
+        self.type = str
+
+    @property
+    def options(self):  # noqa: D401 - read by StrOptions
+        return set(self.registry.names())
+
+    def __str__(self) -> str:
+        return f"a str among {self.registry.names()}"
+
+
+def options(registry_or_names) -> StrOptions:
+    """Constraint: one of a registry's names (or of a fixed tuple of names)."""
+    if isinstance(registry_or_names, Registry):
+        return _LazyOptions(registry_or_names)
+    return StrOptions(set(registry_or_names))
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """One hyperparameter a component reads.
+
+    Parameters
+    ----------
+    name : str
+        Keyword of :class:`bncbench.BNClassifier` and field of the component's config.
+    default : object
+        Value when neither the config nor the caller sets it.
+    constraints : list
+        scikit-learn parameter constraints (``Interval``, ``StrOptions``, types, ``None``).
+    doc : str
+        One line for the docs and ``--help``.
+    type : type, default=Any
+        Field type of the typed config schema (``int``, ``float``, ``str``; ``Any`` for unions).
+    omit_default : bool, default=False
+        Leave the hyperparameter out of a model's parameters (and so out of its task key)
+        while it has its default: for hyperparameters added after records existed, so that
+        a stored sweep still resumes.
+    from_group : str, optional
+        The value is set by another config group rather than by a field of this
+        component's config: its chosen option's name (``init``, ``optimizer``,
+        ``objective``) or, for ``optimizer_options``, the option's fields.
+    """
+
+    name: str
+    default: Any
+    constraints: list
+    doc: str
+    type: Any = Any
+    omit_default: bool = False
+    from_group: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Component:
+    """A registered component: its implementation, hyperparameters, label and capabilities.
+
+    ``info`` holds kind-specific facts the consumers read (for example an
+    estimator's ``counts=True``: it exposes count tables the optimized
+    parameterizations build on).
+    """
+
+    kind: str
+    name: str
+    obj: Any
+    hyperparameters: tuple
+    label: str = ""
+    doc: str = ""
+    check: Optional[Callable[[dict], None]] = None
+    info: dict = field(default_factory=dict)
+
+    def params(self, values: dict) -> dict:
+        """The values of this component's hyperparameters in ``values`` (declared defaults otherwise)."""
+        return {h.name: values.get(h.name, h.default) for h in self.hyperparameters}
+
+
+class Registry:
+    """Named components of one kind.
+
+    Parameters
+    ----------
+    kind : str
+        What the components are (``"structure"``, ``"optimizer"``, ...): the Hydra config group
+        and the ``BNClassifier`` keyword that selects one.
+    builtins : tuple of str
+        Modules that register the built-in components, imported on first use.
+    """
+
+    def __init__(self, kind: str, builtins: Iterable[str] = (), doc: str = ""):
+        self.kind = kind
+        self.doc = doc
+        self._builtins = tuple(builtins)
+        self._loaded = False
+        self._items: dict[str, Component] = {}
+        self._listeners: list[Callable[[Component], None]] = []
+
+    # ------------------------------------------------------------ registration
+    def register(self, name: str, *, hyperparameters: Iterable[Hyperparameter] = (), label: str = "",
+                 doc: str | None = None, check: Callable[[dict], None] | None = None, replace: bool = False,
+                 **info) -> Callable:
+        """Decorator registering ``obj`` under ``name``; returns ``obj`` unchanged.
+
+        Raises :class:`BNCBenchError` if the name is taken (unless ``replace``) or if a
+        hyperparameter's declaration conflicts with another component's of the same name.
+        """
+
+        def deco(obj):
+            self.add(Component(self.kind, name, obj, tuple(hyperparameters), label,
+                               doc if doc is not None else _first_line(obj), check, dict(info)), replace=replace)
+            return obj
+
+        return deco
+
+    def add(self, comp: Component, *, replace: bool = False) -> Component:
+        """Register a :class:`Component` (see :meth:`register`)."""
+        if not comp.name or not comp.name.replace("_", "").replace("-", "").isalnum():
+            raise BNCBenchError(f"bad {self.kind} name {comp.name!r} (letters, digits, - and _ only)")
+        if comp.name in self._items and not replace:
+            raise BNCBenchError(f"{self.kind} {comp.name!r} is already registered")
+        _check_compatible(comp, [c for k, c in self._items.items() if k != comp.name])
+        self._items[comp.name] = comp
+        for fn in self._listeners:
+            fn(comp)
+        return comp
+
+    def on_register(self, fn: Callable[[Component], None]) -> None:
+        """Call ``fn(component)`` for every component registered from now on."""
+        self._listeners.append(fn)
+
+    # ------------------------------------------------------------ lookup
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            for mod in self._builtins:
+                importlib.import_module(mod)
+            from bncbench.components import load_plugins
+
+            load_plugins()
+
+    def names(self) -> list[str]:
+        """Registered names, in registration order."""
+        self._load()
+        return list(self._items)
+
+    def __contains__(self, name) -> bool:
+        self._load()
+        return name in self._items
+
+    def __iter__(self):
+        self._load()
+        return iter(list(self._items.values()))
+
+    def __getitem__(self, name: str) -> Component:
+        self._load()
+        try:
+            return self._items[name]
+        except (KeyError, TypeError):
+            raise BNCBenchError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}") from None
+
+    def hyperparameters(self) -> dict[str, Hyperparameter]:
+        """Every hyperparameter any component of this kind declares, by name."""
+        out: dict[str, Hyperparameter] = {}
+        for comp in self:
+            for h in comp.hyperparameters:
+                out.setdefault(h.name, h)
+        return out
+
+    def schema(self, name: str) -> type:
+        """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters."""
+        comp = self[name]
+        fields = [("name", str, dataclasses.field(default=comp.name)),
+                  ("label", str, dataclasses.field(default=comp.label))]
+        for h in comp.hyperparameters:
+            if h.from_group:
+                continue
+            default = h.default
+            f = dataclasses.field(default_factory=lambda d=default: d) if isinstance(default, (list, dict)) \
+                else dataclasses.field(default=default)
+            fields.append((h.name, _field_type(h), f))
+        cls_name = "".join(p.capitalize() for p in f"{name}_{self.kind}_conf".replace("-", "_").split("_"))
+        return dataclasses.make_dataclass(cls_name, fields)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}: {', '.join(self.names())})"
+
+
+def _field_type(h: Hyperparameter):
+    if h.type is Any:
+        return Any
+    return Optional[h.type] if h.default is None else h.type
+
+
+def _check_compatible(comp: Component, others: list[Component]) -> None:
+    seen = {h.name: (c.name, h) for c in others for h in c.hyperparameters}
+    for h in comp.hyperparameters:
+        if h.name in seen:
+            other, g = seen[h.name]
+            if (g.default, g.type, [str(c) for c in g.constraints]) != (h.default, h.type, [str(c) for c in h.constraints]):
+                raise BNCBenchError(f"{comp.kind} {comp.name!r} declares hyperparameter {h.name!r} unlike "
+                                    f"{other!r} does (default, type or range); one name, one meaning")
+
+
+def _first_line(obj) -> str:
+    doc = getattr(obj, "__doc__", None) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""

@@ -1,0 +1,61 @@
+"""The plug-in rebuild changes nothing for users: golden records of the code before it (cb5d75e).
+
+``tests/golden/`` holds, for a few datasets of ``quickstart`` and ``zaidi2017_nb`` and three
+models of ``petitjean2018`` (one of them HDP), the label, parameters, task key, class
+probabilities (float64), predictions, metrics and optimizer counters of round 0 of the
+5x2-fold protocol, written by ``tests/golden/make_golden.py`` before the rebuild. The
+experiment configs must compose the same models (labels, parameters, task keys: a stored
+sweep resumes), and the runner's task evaluation must reproduce every number.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA_DIR, data_dir_or_skip
+
+from bncbench.data import registry
+from bncbench.models import ModelSpec
+from bncbench.runner import Protocol, Task, evaluate_task
+
+GOLDEN = Path(__file__).parent / "golden"
+sys.path.insert(0, str(GOLDEN))
+from make_golden import CASES, experiment_models  # noqa: E402
+
+INDEX = json.loads((GOLDEN / "golden.json").read_text())
+NEEDS_DATA = {exp for exp, _, needs in CASES if needs}
+
+
+def _cases(experiment):
+    return [r for r in INDEX if r["experiment"] == experiment]
+
+
+@pytest.mark.parametrize("experiment", [exp for exp, _, _ in CASES])
+def test_experiment_configs_compose_the_same_models(experiment):
+    composed = dict(experiment_models(experiment))
+    for r in _cases(experiment):
+        assert composed[r["label"]] == r["params"], r["label"]
+        spec = registry.resolve([r["dataset"]])[0]
+        task = Task(spec, ModelSpec(r["label"], composed[r["label"]]), 0, r["fold"], Protocol(0, 5, 2))
+        assert task.key == r["key"], f"{r['case']}: the task key changed, a stored sweep would not resume"
+
+
+@pytest.mark.parametrize("experiment", [exp for exp, _, _ in CASES])
+def test_rebuilt_code_reproduces_the_golden_records(experiment):
+    data_dir = data_dir_or_skip() if experiment in NEEDS_DATA else DATA_DIR
+    arrays = np.load(GOLDEN / "golden.npz")
+    for r in _cases(experiment):
+        spec = registry.resolve([r["dataset"]])[0]
+        rec = evaluate_task(Task(spec, ModelSpec(r["label"], r["params"]), 0, r["fold"], Protocol(0, 5, 2), data_dir))
+        assert rec.status == "ok", rec.error
+        np.testing.assert_allclose(rec.arrays["proba"], arrays[r["case"] + "/proba"], rtol=0, atol=1e-12,
+                                   err_msg=r["case"])
+        np.testing.assert_array_equal(rec.arrays["y_pred"], arrays[r["case"] + "/y_pred"], err_msg=r["case"])
+        assert (rec.zero_one, rec.n_parameters) == (r["zero_one"], r["n_parameters"]), r["case"]
+        assert rec.rmse == pytest.approx(r["rmse"], abs=1e-12), r["case"]
+        for attr in ("n_iter", "n_fev"):
+            assert getattr(rec, attr) == r.get(attr), (r["case"], attr)
+        if "train_cll" in r:
+            assert rec.train_cll == pytest.approx(r["train_cll"], rel=1e-12), r["case"]
