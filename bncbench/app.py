@@ -58,7 +58,7 @@ def option_composer(searchpath: list):
             try:
                 cfg = compose(config_name="config", overrides=[f"{group}={option}", *extra])
             except Exception as exc:
-                raise BNCBenchError(f"bad model option {group}={option}: {' '.join(str(exc).split())}") from None
+                raise BNCBenchError(f"bad model option {group}={option}: {_message(exc)}") from None
             cache[group, option] = cfg[group]
         return cache[group, option]
 
@@ -217,12 +217,22 @@ def precheck(overrides: list[str], multirun: bool) -> None:
             try:
                 cfg = compose(config_name="config", overrides=combo, return_hydra_config=True)
             except Exception as exc:
-                msg = " ".join(str(exc).split())
-                raise BNCBenchError(f"bad configuration: {msg}") from None
+                raise BNCBenchError(f"bad configuration: {_message(exc)}") from None
             if multirun:
                 _check_launcher(cfg)
             prepare(cfg)
     GlobalHydra.instance().clear()
+
+
+def _message(exc: BaseException) -> str:
+    """An exception and its causes on one line (Hydra wraps the reason, e.g. a type error, in its cause)."""
+    parts = []
+    while exc is not None and len(parts) < 4:
+        text = " ".join(str(exc).split())
+        if text and text not in parts:
+            parts.append(text)
+        exc = exc.__cause__
+    return ": ".join(parts)
 
 
 def _check_launcher(cfg: DictConfig) -> None:

@@ -64,6 +64,8 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
         BASELINES[extra["model"]]
         return ModelSpec(str(extra.get("label") or extra["model"]), {k: v for k, v in extra.items() if k != "label"})
     parts = {g: _plain(parts[g]) for g in GROUPS}
+    for reg in MODEL_KINDS:
+        _check_keys(reg, parts[reg.kind])
     optimized = bool(PARAMETERIZATIONS[parts["param"]["name"]].info.get("optimized"))
     active = [g for g in GROUPS if optimized or g in ("structure", "param", "estimator")]
     params: dict = {}
@@ -93,6 +95,21 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
                             f"{', '.join(sorted(params)) or 'none'}")
     label = extra.get("label") or "".join(str(parts[g].get("label") or "") for g in active)
     return ModelSpec(str(label), params)
+
+
+def _check_keys(reg, node: dict) -> None:
+    """Every key of a composed option is ``name``, ``label`` or a hyperparameter its component declares.
+
+    Hydra's ``+group.key=value`` adds keys even to typed configs: without this check a
+    misspelled or foreign hyperparameter would be dropped silently.
+    """
+    comp = reg[node.get("name")]
+    declared = {h.name for h in comp.hyperparameters if not h.from_group}
+    unknown = sorted(set(node) - declared - {"name", "label"})
+    if unknown:
+        raise BNCBenchError(f"{reg.kind} {comp.name!r} has no hyperparameter {', '.join(map(repr, unknown))} "
+                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)}); its hyperparameters: "
+                            f"{', '.join(sorted(declared)) or 'none'}")
 
 
 def expand_models(cfg, compose_option) -> list[ModelSpec]:

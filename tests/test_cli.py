@@ -14,13 +14,14 @@ BAD = [
     (["dataset.names=[nosuch]"], "unknown dataset or group 'nosuch'"),
     (["structure=forest"], "Could not find 'structure/forest'"),
     (["strucure=nb"], "Could not override 'strucure'"),
-    (["structure=kdb", "structure.k=-1"], "k >= 0"),
+    (["structure=kdb", "structure.k=-1"], "The 'k' parameter of BNClassifier must be an int in the range [0, inf)"),
     (["cv.folds=1"], "cv.folds must be >= 2"),
-    (["param.m=-1"], "m must be a finite number >= 0"),
+    (["estimator.m=-1"], "The 'm' parameter of BNClassifier must be a finite float >= 0.0"),
     (["dataset.names=[{name:synth-x,n_samples:0}]"], "needs n_samples >= 1"),
     (["dataset.names=[{name:synth-x,n_classes:1}]"], "n_classes >= 2"),
     (["dataset=adult", "data_dir=/nonexistent/dir"], "not found"),
     (["-m", "structure=nb,forest"], "Could not find 'structure/forest'"),
+    (["param=hdp"], "Could not find 'param/hdp'"),
 ]
 
 
@@ -63,6 +64,35 @@ def test_multirun_sweeps_through_the_joblib_launcher(tmp_path):
     assert len(list((tmp_path / "r" / "sweep" / "hydra" / "multirun").glob("*/.hydra/config.yaml"))) == 2
 
 
+def test_quickstart_multirun_through_the_submitit_local_launcher(tmp_path):
+    """README's cluster line with the local submitit launcher: real subprocesses, one per sweep job."""
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="hydra-submitit-launcher is not installed")
+    res = run_cli(["run", "-m", "+experiment=quickstart", "hydra/launcher=submitit_local",
+                   "dataset.names=[synth-nb],[synth-tree]", "cv.rounds=1", "n_jobs=1", "progress=false",
+                   f"results_dir={tmp_path / 'r'}"], cwd=tmp_path, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    df = load_results(tmp_path / "r" / "quickstart")
+    # one job per dataset, each running the experiment's three models
+    assert sorted(df["model"].unique()) == ["KDB-1", "NB", "TAN"] and (df["status"] == "ok").all()
+    assert sorted(df["dataset"].unique()) == ["synth-nb", "synth-tree"] and len(df) == 12
+    jobs = sorted((tmp_path / "r" / "quickstart" / "hydra" / "multirun").glob(".submitit/*/*_log.out"))
+    assert len({p.parent for p in jobs}) == 2, "each sweep job ran as a submitit job of its own"
+
+
+def test_slurm_launcher_without_sbatch_is_one_clear_line(tmp_path):
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="hydra-submitit-launcher is not installed")
+    import shutil
+
+    if shutil.which("sbatch"):
+        pytest.skip("sbatch is on this machine: the SLURM line would submit real jobs")
+    res = run_cli(["run", "+experiment=quickstart", "hydra/launcher=submitit_slurm", "-m",
+                   f"results_dir={tmp_path / 'r'}"], cwd=tmp_path)
+    assert res.returncode == 2
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "sbatch" in lines[0], res.stderr
+    assert not (tmp_path / "r").exists()
+
+
 def test_summary_csv_and_printed_table(tmp_path):
     res = run_cli(["run", "structure=kdb2", "dataset.names=[synth-kdb2]", "cv.rounds=2", "progress=false",
                    f"results_dir={tmp_path / 'r'}", "name=one"], cwd=tmp_path)
@@ -76,11 +106,14 @@ def test_summary_csv_and_printed_table(tmp_path):
 INVALID_MODELS = [
     (["structure.name=foo"], "unknown structure"),
     (["param=weighted", "init.name=foo"], "unknown init"),
-    (["param=weighted", "optimizer.name=foo"], "unknown optimizer"),
-    (["param=weighted", "param.level=9"], "level must be"),
-    (["param=weighted", "param.reg=foo"], "unknown reg"),
+    (["param=weighted", "optimizer.name=foo"], "unknown optimizer 'foo'; choose one of lbfgs"),
+    (["param=weighted", "param.level=9"], "'level' parameter of BNClassifier must be an int in the range [1, 4]"),
+    (["param=weighted", "param.reg=foo"], "'reg' parameter of BNClassifier must be a str among"),
     (["structure.name=custom"], "needs parents"),
-    (["structure=kdb", "structure.k=2.5"], "integer k"),
+    (["structure=kdb", "structure.k=2.5"], "could not be converted to Integer"),
+    (["structure=nb", "+structure.k=2"], "structure 'nb' has no hyperparameter 'k' (structure.k)"),
+    (["structure=kdb", "+structure.n=2"], "structure 'kdb' has no hyperparameter 'n'"),
+    (["param=weighted", "+optimizer.momentum=0.9"], "optimizer 'lbfgs' has no hyperparameter 'momentum'"),
     (["-m", "structure=glob(*)"], "glob"),
 ]
 

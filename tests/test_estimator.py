@@ -92,5 +92,5 @@ def test_bad_fit_input_is_a_clear_error():
         BNClassifier().fit(np.zeros((3, 2), dtype=int), [1, 1, 1])
     with pytest.raises(BNCBenchError, match="no rows"):
         BNClassifier().fit(np.zeros((0, 2), dtype=int), [])
-    with pytest.raises(BNCBenchError, match="unknown param"):
+    with pytest.raises(BNCBenchError, match="'param' parameter of BNClassifier must be a str among"):
         BNClassifier(param="bogus").fit(np.zeros((2, 2), dtype=int), [0, 1])

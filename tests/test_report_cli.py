@@ -11,6 +11,23 @@ from bncbench.errors import BNCBenchError
 from bncbench.report.build import report_from_frames
 from bncbench.report.cli import main as report_main
 from bncbench.report.config import build_config, default_pairs, parse_pair
+from bncbench.report.families import families
+
+
+def params_of(label: str) -> dict:
+    """The stored parameters of a fixture model: ``NB``, ``TAN``, ``NB^w``, ``NB^d (I)``, ..."""
+    base, _, rest = label.partition("^")
+    p = {"structure": base.lower(), "param": "generative", "estimator": "map", "m": 1.0}
+    if rest:
+        p.update(param={"w": "weighted", "d": "discriminative", "e": "extended"}[rest[0]], reg="none", lam=0.0,
+                 init="generative" if "(I)" in rest else "zeros", optimizer="lbfgs")
+    return p
+
+
+def with_params(recs: pd.DataFrame) -> pd.DataFrame:
+    """``param.*`` columns, as :func:`bncbench.store.load_results` gives them."""
+    cols = pd.DataFrame([params_of(m) for m in recs["model"]], index=recs.index)
+    return recs.join(cols.add_prefix("param."))
 
 
 def family_frames():
@@ -30,7 +47,7 @@ def family_frames():
                         rec["trace"] = [{"iter": k, "nll": 100 * rate**k + 5, "n_fev": k + 1, "time": 0.01 * k}
                                         for k in range(int(rng.integers(10, 40)))]
                     rows.append(rec)
-    recs = pd.DataFrame(rows)
+    recs = with_params(pd.DataFrame(rows))
     summ = (recs.groupby(["dataset", "model"], sort=False)
             .agg(zero_one=("zero_one", "mean"), rmse=("rmse", "mean"), train_time=("train_time", "mean"),
                  test_time=("test_time", "mean"), n_instances=("n_instances", "first"), big=("big", "first"),
@@ -81,15 +98,21 @@ def _check_index(out: Path, files):
 
 def test_config_defaults_and_errors():
     models = ["NB", "TAN", "NB^w", "NB^d", "NB^w (I)", "TAN^w"]
-    assert default_pairs(models, "NB") == [("NB^w", "NB"), ("NB^w (I)", "NB"), ("TAN^w", "TAN")]
-    assert default_pairs(["NB", "TAN", "KDB-1"], "NB") == [("TAN", "NB"), ("KDB-1", "NB")]
+    params = {m: params_of(m) for m in models}
+    fams = families(models, params)
+    assert default_pairs(models, "NB", fams) == [("NB^w", "NB"), ("NB^w (I)", "NB"), ("TAN^w", "TAN")]
+    assert [f.name for f in fams] == ["nb", "nb_i", "tan"]
+    assert default_pairs(["NB", "TAN", "KDB-1"], "NB", []) == [("TAN", "NB"), ("KDB-1", "NB")]
+    # families come from the parameters, not the labels: relabelled models keep their roles
+    renamed = {"plain": params["NB"], "weighted one": params["NB^w"], "other": params["TAN"]}
+    assert default_pairs(list(renamed), "plain", families(list(renamed), renamed)) == [("weighted one", "plain")]
     assert parse_pair(" NB^w : NB ") == ("NB^w", "NB")
     for bad in ("NB", "a:b:c", ":NB"):
         with pytest.raises(BNCBenchError):
             parse_pair(bad)
     cfg = build_config({"pairs": ["NB^d:NB^w"], "reference": "TAN"}, "x", models)
     assert cfg.tables[0].pairs == [("NB^d", "NB^w")] and cfg.reference == "TAN"
-    cfg = build_config({"pairs": ["NB^d:NB^w"]}, "x", models, overrides={"pairs": ["TAN^w:TAN"]})
+    cfg = build_config({"pairs": ["NB^d:NB^w"]}, "x", models, params=params, overrides={"pairs": ["TAN^w:TAN"]})
     assert cfg.tables[0].pairs == [("TAN^w", "TAN")]
     assert [f.w for f in cfg.convergence_families] == ["NB^w"]
     with pytest.raises(BNCBenchError, match="not in the results"):

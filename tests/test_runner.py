@@ -144,16 +144,16 @@ def test_random_forest_baseline_runs_on_the_same_folds(tmp_path):
 def test_another_configuration_under_the_same_label_is_refused(tmp_path):
     from bncbench.errors import BNCBenchError
 
-    from bncbench.models import model_spec
+    from bncbench.app import plan
 
-    first = model_spec({"name": "nb"}, {"name": "generative", "m": 1.0}, {}, {})
+    (first,) = plan(["structure=nb", "estimator.m=1.0", "dataset.names=[synth-nb]"]).models
     _run(tmp_path, models=[first], datasets=("synth-nb",))
     before = sorted(record_files(tmp_path))
     with pytest.raises(BNCBenchError, match="different configuration"):
         _run(tmp_path, models=[ModelSpec("NB", {"structure": "nb", "m": 20.0})], datasets=("synth-nb",))
     assert sorted(record_files(tmp_path)) == before
     # the same configuration is recognised, whatever the spelling of its numbers
-    spec = model_spec({"name": "nb"}, {"name": "generative", "m": 1}, {}, {})
+    (spec,) = plan(["structure=nb", "estimator.m=1", "dataset.names=[synth-nb]"]).models
     assert spec == first
     counts = _run(tmp_path, models=[spec], datasets=("synth-nb",))
     assert counts["skipped"] == counts["total"] == 4
