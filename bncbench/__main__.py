@@ -9,6 +9,7 @@ USAGE = """usage: python -m bncbench COMMAND [ARGS]
 commands:
   run [+experiment=NAME] [overrides...] [-m]   run an experiment (Hydra overrides)
   data {list,check,show NAME,fetch NAME}       the dataset registry
+  components                                   every registered component and its hyperparameters
   report RESULTS_DIR [options]                 tables and figures from results
 
 examples:
@@ -35,11 +36,16 @@ def main(argv: list[str] | None = None) -> int:
             from bncbench.data.cli import main as data_main
 
             return data_main(rest)
+        if cmd == "components":
+            from bncbench.components import describe
+
+            print(describe())
+            return 0
         if cmd == "report":
             from bncbench.report.cli import main as report_main
 
             return report_main(rest)
-        raise BNCBenchError(f"unknown command {cmd!r}; expected run, data or report")
+        raise BNCBenchError(f"unknown command {cmd!r}; expected run, data, components or report")
     except BNCBenchError as exc:
         print(f"bncbench: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -103,6 +103,9 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     -------
     CCBNModel
     """
+    if hasattr(scorer, "members"):
+        raise BNCBenchError(f"param {param!r} over an ensemble of {len(scorer.members)} networks ({scorer.combine} "
+                            "rule): the engine's layout of several networks is not implemented yet")
     tables = getattr(scorer, "tables", None)
     if tables is None:
         raise BNCBenchError(f"param {param!r} optimizes parameters over count tables, which this "

@@ -96,3 +96,32 @@ def store_schemas() -> None:
             if _stored.get((reg.kind, comp.name)) is not comp:
                 cs.store(group=f"schema/{reg.kind}", name=comp.name, node=reg.schema(comp.name), **replace)
                 _stored[reg.kind, comp.name] = comp
+
+
+def describe(builtins_only: bool = False) -> str:
+    """Every registered component and its hyperparameters, as Markdown (``python -m bncbench components``).
+
+    ``docs/configuration.md`` holds the table of the built-in components between its ``registry``
+    markers; a test keeps it current.
+    """
+    load_all()
+    lines = []
+    for reg in ALL:
+        lines += [f"### `{reg.kind}`: {reg.doc}", "", "| name | label | hyperparameters | what |", "|---|---|---|---|"]
+        for comp in reg:
+            if builtins_only and comp.name not in reg.builtins():
+                continue
+            hps = "; ".join(
+                f"`{h.name}` = `{h.default!r}` ({_constraint_text(h)})" + (" via the " + h.from_group + " group"
+                                                                          if h.from_group else "")
+                for h in comp.hyperparameters) or "–"
+            label = f"`{comp.label}`" if comp.label.strip() else "–"
+            lines.append(f"| `{comp.name}` | {label} | {hps} | {comp.doc} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _constraint_text(h) -> str:
+    from sklearn.utils._param_validation import make_constraint
+
+    return " or ".join(str(make_constraint(c)) for c in h.constraints).replace("|", "/")

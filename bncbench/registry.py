@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any, Callable, Iterable, Optional
@@ -83,11 +84,22 @@ class _LazyOptions(StrOptions):
         return f"a str among {self.registry.names()}"
 
 
+class _OrderedOptions(StrOptions):
+    """``StrOptions`` that names its options in the order given (stable docs and messages)."""
+
+    def __init__(self, names):
+        super().__init__(set(names))
+        self.order = list(names)
+
+    def __str__(self) -> str:
+        return f"a str among {self.order}"
+
+
 def options(registry_or_names) -> StrOptions:
     """Constraint: one of a registry's names (or of a fixed tuple of names)."""
     if isinstance(registry_or_names, Registry):
         return _LazyOptions(registry_or_names)
-    return StrOptions(set(registry_or_names))
+    return _OrderedOptions(tuple(registry_or_names))
 
 
 @dataclass(frozen=True)
@@ -142,6 +154,7 @@ class Component:
     doc: str = ""
     check: Optional[Callable[[dict], None]] = None
     info: dict = field(default_factory=dict)
+    module: str = ""  # where it was registered
 
     def params(self, values: dict) -> dict:
         """The values of this component's hyperparameters in ``values`` (declared defaults otherwise)."""
@@ -178,9 +191,12 @@ class Registry:
         hyperparameter's declaration conflicts with another component's of the same name.
         """
 
+        module = sys._getframe(1).f_globals.get("__name__", "")
+
         def deco(obj):
             self.add(Component(self.kind, name, obj, tuple(hyperparameters), label,
-                               doc if doc is not None else _first_line(obj), check, dict(info)), replace=replace)
+                               doc if doc is not None else _first_line(obj), check, dict(info), module),
+                     replace=replace)
             return obj
 
         return deco
@@ -189,6 +205,7 @@ class Registry:
         """Register a :class:`Component` (see :meth:`register`)."""
         if not comp.name or not comp.name.replace("_", "").replace("-", "").isalnum():
             raise BNCBenchError(f"bad {self.kind} name {comp.name!r} (letters, digits, - and _ only)")
+        self._load()  # built-ins first: a plug-in's declarations are checked against theirs
         if comp.name in self._items and not replace:
             raise BNCBenchError(f"{self.kind} {comp.name!r} is already registered")
         _check_compatible(comp, [c for k, c in self._items.items() if k != comp.name])
@@ -215,6 +232,11 @@ class Registry:
         """Registered names, in registration order."""
         self._load()
         return list(self._items)
+
+    def builtins(self) -> list[str]:
+        """The names of the components that ship with bncbench (no plug-ins)."""
+        self._load()
+        return [n for n, c in self._items.items() if c.module in self._builtins]
 
     def __contains__(self, name) -> bool:
         self._load()

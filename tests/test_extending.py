@@ -178,3 +178,9 @@ def test_plugin_runs_through_run_and_report(tmp_path):
                    f"results_dir={tmp_path / 'results2'}"], cwd=tmp_path)
     assert res.returncode == 2 and "nb_tan_mean" in res.stderr
     assert len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1, res.stderr
+
+
+def test_optimizing_an_ensemble_is_a_clear_error_for_now(iris_codes):
+    codes, y, cards = iris_codes
+    with pytest.raises(BNCBenchError, match="ensemble of 2 networks"):
+        BNClassifier(structure="nb_tan_mean", param="weighted", discretize=False, cardinalities=cards).fit(codes, y)

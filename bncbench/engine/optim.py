@@ -95,6 +95,7 @@ def _settings(opts: dict, extra: dict) -> dict:
 
 
 def lbfgs(problem, x0, opts):
+    """L-BFGS (scipy's L-BFGS-B), the papers' optimizer."""
     s = _settings(opts, {"history": 10, "maxfun": None})
     tr = Tracer(problem)
     problem.fg(x0)
@@ -147,6 +148,7 @@ def cg(problem, x0, opts):
 
 
 def bfgs(problem, x0, opts):
+    """BFGS (scipy; a dense inverse Hessian, for small models)."""
     return _scipy_method("BFGS", problem, x0, opts, {"max_params": 10000})
 
 

@@ -6,14 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.utils._param_validation import StrOptions
 
 from bncbench.components import ESTIMATORS
-from bncbench.registry import Hyperparameter, finite
+from bncbench.registry import Hyperparameter, finite, options
 from bncbench.structures.base import Network, TrainingData
 from bncbench.tables import CountTables
 
-M = Hyperparameter("m", 1.0, [finite(0.0), StrOptions({"auto"})],
+M = Hyperparameter("m", 1.0, [finite(0.0), options(("auto",))],
                    "prior mass of every table row; 'auto': chosen on a holdout (Petitjean et al. 2018)")
 M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
 """The values ``m="auto"`` chooses from (Petitjean et al. 2018, §6.1)."""

@@ -1,0 +1,86 @@
+"""The registries are the single source of names and hyperparameters: estimator, configs and docs read them."""
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from bncbench import BNClassifier
+from bncbench.app import compose_config
+from bncbench.components import ALL, FLAT_KINDS, MODEL_KINDS, STRUCTURES, describe
+from bncbench.errors import BNCBenchError
+from bncbench.models import model_spec
+from bncbench.registry import Hyperparameter, Registry, integer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_docs_list_every_component_and_hyperparameter():
+    text = (REPO / "docs" / "configuration.md").read_text()
+    m = re.search(r"<!-- registry:begin[^>]*-->\n(.*)<!-- registry:end -->", text, re.S)
+    assert m, "docs/configuration.md lost its registry markers"
+    assert m.group(1) == describe(builtins_only=True), \
+        "docs/configuration.md is stale: paste `python -m bncbench components` (built-ins) in"
+
+
+def test_estimator_keywords_and_constraints_come_from_the_registries():
+    declared = {"structure", "param", "estimator", "random_state", "discretize", "cardinalities"}
+    for reg in FLAT_KINDS:  # plug-ins of other test modules included: they are keywords too
+        for comp in reg:
+            declared |= {h.name for h in comp.hyperparameters}
+    sig = inspect.signature(BNClassifier)
+    assert set(sig.parameters) == declared == set(BNClassifier().get_params())
+    assert set(BNClassifier._parameter_constraints) == declared
+    assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
+    with pytest.raises(BNCBenchError, match=r"among \['nb', 'tan', 'kdb', 'skdb', 'custom'"):
+        BNClassifier(structure="forest").fit([[0], [1]], [0, 1])
+
+
+@pytest.mark.parametrize("reg", MODEL_KINDS, ids=lambda r: r.kind)
+def test_every_config_option_is_a_registered_component(reg):
+    """Each conf/<group>/<option>.yaml composes to a registered component, with only its declared keys."""
+    options = sorted(p.stem for p in (REPO / "conf" / reg.kind).glob("*.yaml"))
+    assert options
+    named = set()
+    for opt in options:
+        node = compose_config([f"{reg.kind}={opt}"])[reg.kind]
+        comp = reg[node.name]
+        named.add(comp.name)
+        declared = {h.name for h in comp.hyperparameters if not h.from_group} | {"name", "label"}
+        assert set(node) <= declared, (opt, set(node) - declared)
+    assert named == set(reg.builtins()), "a built-in component without a config option, or the reverse"
+
+
+def test_labels_are_declared_in_config():
+    parts = {g: compose_config([f"structure=kdb1", "param=discriminative", "init=generative"])[g]
+             for g in ("structure", "param", "estimator", "init", "optimizer", "objective")}
+    assert model_spec(parts).label == "KDB-1^d (I)"
+    parts["estimator"] = compose_config(["estimator=hdp"]).estimator
+    parts["param"] = compose_config(["param=generative"]).param
+    spec = model_spec(parts)
+    assert spec.label == "KDB-1 HDP"
+    assert spec.params == {"structure": "kdb", "k": 1, "param": "generative", "estimator": "hdp",
+                           "hdp_iterations": 5000, "tying": "level"}
+
+
+def test_one_name_one_meaning():
+    reg = Registry("thing")
+    reg._loaded = True  # no built-ins to import
+    reg.register("a", hyperparameters=[Hyperparameter("k", 1, [integer(0)], "k", int)])(object())
+    with pytest.raises(BNCBenchError, match="already registered"):
+        reg.register("a")(object())
+    with pytest.raises(BNCBenchError, match="unlike"):
+        reg.register("b", hyperparameters=[Hyperparameter("k", 2, [integer(0)], "k", int)])(object())
+    with pytest.raises(BNCBenchError, match="unknown thing 'c'; choose one of a"):
+        reg["c"]
+    assert [c.name for c in reg] == ["a"]
+
+
+def test_every_registry_has_documented_components():
+    for reg in ALL:
+        for comp in reg:
+            assert comp.doc, f"{reg.kind} {comp.name} has no one-line doc"
+            for h in comp.hyperparameters:
+                assert h.doc and h.constraints, (reg.kind, comp.name, h.name)
+    assert STRUCTURES["kdb"].label == "KDB-${.k}"
