@@ -141,9 +141,12 @@ class Hyperparameter:
 class Component:
     """A registered component: its implementation, hyperparameters, label and capabilities.
 
-    ``info`` holds kind-specific facts the consumers read (for example an
-    estimator's ``counts=True``: it exposes count tables the optimized
-    parameterizations build on).
+    ``info`` holds kind-specific facts the consumers read: an estimator's
+    ``counts=True`` (it exposes count tables the optimized parameterizations
+    build on), a parameterization's ``optimized``, or ``uses``: names of other
+    components' hyperparameters it reads too (SkDB's search uses the m-estimate's
+    ``m``); they are passed to it but stay the other component's in configs and
+    model parameters.
     """
 
     kind: str

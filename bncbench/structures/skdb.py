@@ -172,8 +172,12 @@ def skdb(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDB:
     return skdb_search(X, y, cards, n_classes, k, m).result
 
 
-@STRUCTURES.register("skdb", label="SkDB-${.k}", hyperparameters=[K])
-def learn_skdb(data: TrainingData, *, k: int) -> LearnedStructure:
-    """Selective KDB: KDB-k, then the attributes and k* <= k chosen by leave-one-out RMSE (m = 1)."""
-    found = skdb(data.codes, data.y, data.cards, data.n_classes, int(k), m=1.0)
+@STRUCTURES.register("skdb", label="SkDB-${.k}", hyperparameters=[K], uses=("m",))
+def learn_skdb(data: TrainingData, *, k: int, m=1.0) -> LearnedStructure:
+    """Selective KDB: KDB-k, then the attributes and k* <= k chosen by leave-one-out RMSE of m-estimates.
+
+    The search's m-estimates use the ``m`` of the m-estimate estimator (``uses``), 1 when
+    it is ``"auto"`` (chosen after the structure) or the estimator is another one.
+    """
+    found = skdb(data.codes, data.y, data.cards, data.n_classes, int(k), m=1.0 if m == "auto" else float(m))
     return LearnedStructure.single(found.structure, selected=found.selected, k_star=found.k)
