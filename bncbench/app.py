@@ -11,6 +11,7 @@ by Hydra itself: every option a ``models:`` item names is composed from
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 from dataclasses import dataclass
@@ -31,7 +32,6 @@ class Plan:
     datasets: list
     models: list
     protocol: object
-    n_jobs: int
     data_dir: str | None
     executor: object = None
 
@@ -65,9 +65,10 @@ def option_composer(searchpath: list):
     return compose_option
 
 
-def compose_config(overrides: list[str] = ()) -> DictConfig:
-    """The run config of ``python -m bncbench run OVERRIDES`` as Hydra composes it (no Hydra run)."""
-    from hydra import compose, initialize_config_dir
+@contextlib.contextmanager
+def _hydra():
+    """Hydra initialized on the project's config directory (typed schemas stored), outside a Hydra run."""
+    from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
     from bncbench.components import store_schemas
@@ -76,23 +77,30 @@ def compose_config(overrides: list[str] = ()) -> DictConfig:
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+            yield
     finally:
         GlobalHydra.instance().clear()
+
+
+def _compose(overrides) -> DictConfig:
+    from hydra import compose
+
+    try:
+        return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
+    except Exception as exc:
+        raise BNCBenchError(f"bad configuration: {_message(exc)}") from None
+
+
+def compose_config(overrides: list[str] = ()) -> DictConfig:
+    """The run config of ``python -m bncbench run OVERRIDES`` as Hydra composes it (no Hydra run)."""
+    with _hydra():
+        return _compose(overrides)
 
 
 def plan(overrides: list[str] = ()) -> Plan:
     """The validated plan of ``python -m bncbench run OVERRIDES`` (models composed, nothing run)."""
-    from hydra import initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
-    cfg = compose_config(overrides)
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return prepare(cfg)
-    finally:
-        GlobalHydra.instance().clear()
+    with _hydra():
+        return prepare(_compose(overrides))
 
 
 def prepare(cfg: DictConfig) -> Plan:
@@ -107,7 +115,7 @@ def prepare(cfg: DictConfig) -> Plan:
     try:
         name = str(cfg.name)
         rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
-        seed, n_jobs = int(cfg.seed), int(cfg.n_jobs)
+        seed = int(cfg.seed)
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
     except Exception as exc:  # missing keys, bad interpolations, non-integers
@@ -118,8 +126,6 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
     if folds < 2:
         raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
-    if n_jobs == 0 or n_jobs < -1:
-        raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n_jobs}")
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
@@ -131,7 +137,7 @@ def prepare(cfg: DictConfig) -> Plan:
     executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models,
-                Protocol(seed, rounds, folds), n_jobs, data_dir, executor)
+                Protocol(seed, rounds, folds), data_dir, executor)
 
 
 def _check_model(spec) -> None:
@@ -207,21 +213,14 @@ def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
 
 
 def precheck(overrides: list[str], multirun: bool) -> None:
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
-
+    """Compose and validate every job of the run (each sweep combination) before Hydra starts any."""
     combos = _expand_sweeps(overrides) if multirun else [overrides]
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+    with _hydra():
         for combo in combos:
-            try:
-                cfg = compose(config_name="config", overrides=combo, return_hydra_config=True)
-            except Exception as exc:
-                raise BNCBenchError(f"bad configuration: {_message(exc)}") from None
+            cfg = _compose(combo)
             if multirun:
                 _check_launcher(cfg)
             prepare(cfg)
-    GlobalHydra.instance().clear()
 
 
 def _message(exc: BaseException) -> str:
@@ -249,12 +248,11 @@ def _check_launcher(cfg: DictConfig) -> None:
 def run_cli(args: list[str]) -> int:
     import hydra
 
-    from bncbench.components import load_all, store_schemas
+    from bncbench.components import store_schemas
 
     if not conf_dir().is_dir():
         raise BNCBenchError(f"config directory not found: {conf_dir()} (set BNCBENCH_CONF_DIR)")
-    load_all()  # built-in components and plug-ins, before any config is composed
-    store_schemas()
+    store_schemas()  # imports every built-in component and plug-in, before any config is composed
     flags = [a for a in args if a.startswith("-")]
     overrides = [a for a in args if not a.startswith("-")]
     info_only = any(f in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c", "--resolve") or

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from bncbench.components import ESTIMATORS, FLAT_KINDS, OPTIMIZERS, PARAMETERIZA
 from bncbench.errors import BNCBenchError
 from bncbench.estimators import estimate
 from bncbench.preprocess import Discretizer
-from bncbench.registry import Component, ParameterError, integer, options
+from bncbench.registry import Component, ParameterError, integer, options, union
 from bncbench.structures import TrainingData
 
 SELECTORS = (("structure", "nb", STRUCTURES), ("param", "generative", PARAMETERIZATIONS),
@@ -27,19 +28,15 @@ GENERAL = {"random_state": (0, [integer(0)]), "discretize": ("auto", [StrOptions
            "cardinalities": (None, ["array-like", None])}
 
 
+@functools.lru_cache(maxsize=1)
 def _hyperparameters() -> dict:
-    """Every keyword of :class:`BNClassifier`: ``{name: (default, constraints)}``, read from the registries."""
+    """Every keyword of :class:`BNClassifier`: ``{name: (default, constraints)}``, read from the registries.
+
+    Cached until a component is registered (:func:`_refresh_signature` clears it).
+    """
     out = {name: (default, [options(reg)]) for name, default, reg in SELECTORS}
-    owner = {}
-    for reg in FLAT_KINDS:
-        for comp in reg:
-            for h in comp.hyperparameters:
-                prev = out.get(h.name)
-                if prev is not None and h.name in owner and (prev[0], [str(c) for c in prev[1]]) != (
-                        h.default, [str(c) for c in h.constraints]):
-                    raise BNCBenchError(f"{reg.kind} {comp.name!r} declares {h.name!r} unlike {owner[h.name]}")
-                owner.setdefault(h.name, f"{reg.kind} {comp.name!r}")
-                out.setdefault(h.name, (h.default, list(h.constraints)))
+    for name, h in union(FLAT_KINDS).items():
+        out.setdefault(name, (h.default, list(h.constraints)))
     for name, spec in GENERAL.items():
         out.setdefault(name, spec)
     return out
@@ -57,12 +54,13 @@ class _Parts:
     structure: Component
     estimator: Component
     param: Component
+    values: dict  # the estimator's parameters
 
-    def kwargs(self, clf, comp: Component) -> dict:
-        values = clf.get_params(deep=False)
-        out = comp.params(values)
+    def kwargs(self, comp: Component) -> dict:
+        """The keywords ``comp`` reads: its hyperparameters and the ones it ``uses``."""
+        out = comp.params(self.values)
         for name in comp.info.get("uses", ()):
-            out[name] = values[name]
+            out[name] = self.values[name]
         return out
 
 
@@ -156,14 +154,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         parts = self._check_components()
         X, y_codes = self._check_training_data(X, y)
         data = self._encode(X, y_codes)
-        self.learned_structure_ = parts.structure.obj(data, **parts.kwargs(self, parts.structure))
-        self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data,
-                                **parts.kwargs(self, parts.estimator))
+        self.learned_structure_ = parts.structure.obj(data, **parts.kwargs(parts.structure))
+        self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data, **parts.kwargs(parts.estimator))
         if parts.param.info.get("optimized"):
             from bncbench.ccbn import fit_ccbn  # the discriminative parameter learning engine
 
-            self.scorer_ = fit_ccbn(self.scorer_, data.codes, data.y, param=self.param,
-                                    **parts.kwargs(self, parts.param))
+            self.scorer_ = fit_ccbn(self.scorer_, data.codes, data.y, param=self.param, **parts.kwargs(parts.param))
         self.n_parameters_ = int(self.scorer_.n_parameters)
         return self
 
@@ -171,15 +167,15 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """Validate every keyword against the registries; the chosen components."""
         try:
             self._validate_params()
-            parts = _Parts(STRUCTURES[self.structure], ESTIMATORS[self.estimator], PARAMETERIZATIONS[self.param])
+            parts = _Parts(STRUCTURES[self.structure], ESTIMATORS[self.estimator], PARAMETERIZATIONS[self.param],
+                           self.get_params(deep=False))
             if parts.param.info.get("optimized"):
                 _check_optimizer_options(self.optimizer, self.optimizer_options)
         except InvalidParameterError as exc:
             raise ParameterError(str(exc)) from None
-        values = self.get_params(deep=False)
         for comp in (parts.structure, parts.estimator, parts.param):
             if comp.check is not None:
-                comp.check(values)
+                comp.check(parts.values)
         if parts.param.info.get("optimized") and not parts.estimator.info.get("counts"):
             raise BNCBenchError(f"estimator={self.estimator!r} gives generative parameters only; param="
                                 f"{self.param!r} needs an estimator with count tables (map)")
@@ -336,6 +332,7 @@ def _base_scorer(scorer):
 
 def _refresh_signature(_component=None) -> None:
     """``inspect.signature(BNClassifier)``: keyword-only, one keyword per registered hyperparameter."""
+    _hyperparameters.cache_clear()
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
                for name, (default, _) in _hyperparameters().items()]

@@ -23,15 +23,18 @@ class Executor(Protocol):
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]: ...
 
 
-def _n_jobs(value) -> None:
-    n = value.get("n_jobs", 1)
+def check_n_jobs(n: int) -> int:
+    """``n`` as a joblib worker count (>= 1, or -1 for one per core); one clear error otherwise."""
+    n = int(n)
     if n == 0 or n < -1:
         from bncbench.errors import BNCBenchError
 
         raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n}")
+    return n
 
 
-@EXECUTORS.register("joblib", label="", check=_n_jobs, hyperparameters=[
+@EXECUTORS.register("joblib", label="", check=lambda values: check_n_jobs(values.get("n_jobs", 1)),
+                    hyperparameters=[
     Hyperparameter("n_jobs", 1, [int], "worker processes (1: in this process; -1: one per core)", int)])
 class JoblibExecutor:
     """Tasks in ``n_jobs`` joblib (loky) worker processes on this machine; ``n_jobs=1`` runs them in-process."""

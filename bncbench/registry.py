@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import Interval, InvalidParameterError, Str
 
 from bncbench.errors import BNCBenchError
 
-__all__ = ["Component", "Hyperparameter", "ParameterError", "Registry", "finite", "integer", "options"]
+__all__ = ["Component", "Hyperparameter", "ParameterError", "Registry", "finite", "integer", "options", "union"]
 
 
 class ParameterError(BNCBenchError, InvalidParameterError):
@@ -256,14 +256,6 @@ class Registry:
         except (KeyError, TypeError):
             raise BNCBenchError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}") from None
 
-    def hyperparameters(self) -> dict[str, Hyperparameter]:
-        """Every hyperparameter any component of this kind declares, by name."""
-        out: dict[str, Hyperparameter] = {}
-        for comp in self:
-            for h in comp.hyperparameters:
-                out.setdefault(h.name, h)
-        return out
-
     def schema(self, name: str) -> type:
         """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters."""
         comp = self[name]
@@ -289,14 +281,33 @@ def _field_type(h: Hyperparameter):
     return Optional[h.type] if h.default is None else h.type
 
 
-def _check_compatible(comp: Component, others: list[Component]) -> None:
-    seen = {h.name: (c.name, h) for c in others for h in c.hyperparameters}
+def _same(h: Hyperparameter, g: Hyperparameter) -> bool:
+    """Two declarations of one name mean the same: same default, type and range."""
+    return (g.default, g.type, [str(c) for c in g.constraints]) == (h.default, h.type, [str(c) for c in h.constraints])
+
+
+def _check_compatible(comp: Component, others: Iterable[Component]) -> None:
+    seen = {h.name: (c, h) for c in others for h in c.hyperparameters}
     for h in comp.hyperparameters:
-        if h.name in seen:
-            other, g = seen[h.name]
-            if (g.default, g.type, [str(c) for c in g.constraints]) != (h.default, h.type, [str(c) for c in h.constraints]):
-                raise BNCBenchError(f"{comp.kind} {comp.name!r} declares hyperparameter {h.name!r} unlike "
-                                    f"{other!r} does (default, type or range); one name, one meaning")
+        if h.name in seen and not _same(h, seen[h.name][1]):
+            other = seen[h.name][0]
+            raise BNCBenchError(f"{comp.kind} {comp.name!r} declares hyperparameter {h.name!r} unlike "
+                                f"{other.kind} {other.name!r} does (default, type or range); one name, one meaning")
+
+
+def union(registries: Iterable["Registry"]) -> dict[str, Hyperparameter]:
+    """Every hyperparameter the components of ``registries`` declare, by name (first declaration kept).
+
+    Raises :class:`BNCBenchError` if two components of different kinds declare one name differently
+    (within a kind, :meth:`Registry.add` refuses that already).
+    """
+    out: dict[str, Hyperparameter] = {}
+    comps = [c for reg in registries for c in reg]
+    for i, comp in enumerate(comps):
+        _check_compatible(comp, comps[:i])
+        for h in comp.hyperparameters:
+            out.setdefault(h.name, h)
+    return out
 
 
 def _first_line(obj) -> str:

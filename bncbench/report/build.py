@@ -182,10 +182,9 @@ def _n_jobs(overrides) -> int:
     n = (overrides or {}).get("n_jobs")
     if n is None:
         n = min(4, os.cpu_count() or 1)
-    n = int(n)
-    if n == 0 or n < -1:
-        raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n}")
-    return n
+    from bncbench.executors import check_n_jobs
+
+    return check_n_jobs(n)
 
 
 def _read_correction(cfg_path) -> bool:

@@ -90,8 +90,7 @@ def _name(fam: Family, params: dict) -> str:
     """A file-name slug: the first optimized member's label without its parameterization's label part."""
     from bncbench.components import PARAMETERIZATIONS
 
-    pname, label = next((p, m) for p, m in ((p, fam.members[p]) for p in [*ORDER, *fam.members]
-                                             if p in fam.members) if p != "generative")
-    part = PARAMETERIZATIONS[pname].label
+    pname = next(p for p in [*ORDER, *fam.members] if p in fam.members and p != "generative")
+    label, part = fam.members[pname], PARAMETERIZATIONS[pname].label
     text = label.replace(part, "", 1) if part else label
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "group"
