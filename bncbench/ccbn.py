@@ -6,7 +6,8 @@ The entry point of the optimized parameterizations::
     model.log_joint(codes)  # (N, n_classes) unnormalized log scores
 
 ``scorer`` is the estimator's :class:`~bncbench.estimators.mestimate.CountScorer`
-(its count tables, columns and m); every other choice is an explicit argument.
+(its count tables, columns and m), or a geometric ensemble of them; every other
+choice is an explicit argument.
 The engine lives in :mod:`bncbench.engine` (see ``docs/engine.md``).
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from bncbench.components import OBJECTIVES
 from bncbench.engine import Data, Layout, Problem, make_map, optimize, scores
+from bncbench.engine.composite import CompositeLayout
 from bncbench.engine.optim import ENGINE_KEYS
 from bncbench.errors import BNCBenchError
 
@@ -64,6 +66,14 @@ class CCBNModel:
     log_potentials = log_joint
 
 
+def _problem(layout, gen, codes, y_codes, *, param, init, level, reg, lam, objective, backend="numba",
+             compress=True, two_class=True):
+    pmap = make_map(param, layout, gen, init, int(level))
+    data = Data.from_rows(layout.rows(codes), y_codes, layout.n_classes, compress=bool(compress))
+    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend, bool(two_class))
+    return pmap, Problem(loss, pmap, reg, float(lam))
+
+
 def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0, reg="none", lam=0.0,
                   objective="cll", backend="numba", compress=True, two_class=True):
     """Layout, parameter map and objective for training codes (without optimizing).
@@ -73,12 +83,51 @@ def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0
     :meth:`bncbench.engine.Data.from_rows`); they change the speed, not the objective.
     """
     layout = Layout(tables, codes)
-    gen = layout.generative_phi(float(m))
-    pmap = make_map(param, layout, gen, init, int(level))
-    data = Data.from_rows(layout.rows(codes), y_codes, tables.n_classes, compress=bool(compress))
-    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend, bool(two_class))
-    problem = Problem(loss, pmap, reg, float(lam))
+    pmap, problem = _problem(layout, layout.generative_phi(float(m)), codes, y_codes, param=param, init=init,
+                             level=level, reg=reg, lam=lam, objective=objective, backend=backend,
+                             compress=compress, two_class=two_class)
     return layout, pmap, problem
+
+
+def _count_tables(scorer, param):
+    tables = getattr(scorer, "tables", None)
+    if tables is None:
+        raise BNCBenchError(f"param {param!r} optimizes parameters over count tables, which this "
+                            f"{type(scorer).__name__} has not (use estimator=map)")
+    return tables
+
+
+def factor_layout(scorer, codes, param: str = "discriminative"):
+    """The engine's layout of a generative estimate, its generative ``Phi`` and the columns it reads.
+
+    Parameters
+    ----------
+    scorer : CountScorer or EnsembleScorer
+        One network's m-estimates, or a geometric ensemble of them.
+    codes : ndarray (n, a)
+        Training codes of all the attributes.
+    param : str
+        The parameterization asking (for the error messages).
+
+    Returns
+    -------
+    layout : Layout or CompositeLayout
+    gen : ndarray (n_rows, n_classes)
+        The generative log potentials (``w_m log theta`` on an ensemble member's rows).
+    columns : ndarray of int or None
+        The columns ``layout.rows`` reads; ``None``: it reads the codes of all attributes.
+    """
+    members = getattr(scorer, "members", None)
+    if members is None:
+        layout = Layout(_count_tables(scorer, param), codes[:, scorer.columns])
+        return layout, layout.generative_phi(float(scorer.m)), np.asarray(scorer.columns)
+    if scorer.combine != "geometric":
+        raise BNCBenchError(f"param {param!r} needs a log-linear model; the {scorer.combine} mean of "
+                            f"{len(members)} networks is not one (use a geometric combination)")
+    layouts = [Layout(_count_tables(mem, param), codes[:, mem.columns]) for mem in members]
+    layout = CompositeLayout(layouts, [mem.columns for mem in members], scorer.weights)
+    gen = layout.stack([lay.generative_phi(float(mem.m)) for lay, mem in zip(layouts, members)])
+    return layout, gen, None
 
 
 def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", optimizer: str = "lbfgs",
@@ -88,8 +137,9 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
 
     Parameters
     ----------
-    scorer : CountScorer
-        The generative estimate: count tables of one network, its columns and m.
+    scorer : CountScorer or EnsembleScorer
+        The generative estimate: count tables of one network (its columns and
+        m), or a geometric ensemble of such networks (:func:`factor_layout`).
     codes, y_codes : ndarray
         Training codes of all attributes, and class codes.
     param, init, optimizer, objective : str
@@ -103,19 +153,12 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     -------
     CCBNModel
     """
-    if hasattr(scorer, "members"):
-        raise BNCBenchError(f"param {param!r} over an ensemble of {len(scorer.members)} networks ({scorer.combine} "
-                            "rule): the engine's layout of several networks is not implemented yet")
-    tables = getattr(scorer, "tables", None)
-    if tables is None:
-        raise BNCBenchError(f"param {param!r} optimizes parameters over count tables, which this "
-                            f"{type(scorer).__name__} has not (use estimator=map)")
     opts = dict(optimizer_options or {})
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
-    cols = scorer.columns
-    sub = codes[:, cols]
-    layout, pmap, problem = build_problem(tables, sub, y_codes, param=param, init=init, level=level, m=scorer.m,
-                                          reg=reg, lam=lam, objective=objective, **engine)
+    layout, gen, cols = factor_layout(scorer, codes, param)
+    sub = codes if cols is None else codes[:, cols]
+    pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, level=level, reg=reg, lam=lam,
+                             objective=objective, **engine)
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols)
     model.base = scorer  # the generative estimate it started from

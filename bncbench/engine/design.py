@@ -19,7 +19,9 @@ prefix* of its parent configuration (seen = with any class in training); an
 attribute value outside ``[0, card)`` contributes nothing (index -1).
 
 A new factor set (AnJE / DBL attribute subsets, ...) only needs to produce
-row indices and blocks; the loss and the parameter maps work on rows.
+row indices and blocks; the loss and the parameter maps work on rows. A
+geometric ensemble of networks lays its members side by side
+(:class:`bncbench.engine.composite.CompositeLayout`).
 """
 
 from __future__ import annotations
@@ -72,7 +74,12 @@ class Layout:
     value_offset : ndarray (n_attributes + 1,)
         Offsets of the attribute values of each attribute in a flat
         attribute-value index (``value_offset[i] + x``).
+    row_scale : None
+        A fixed factor of every row's potentials: none for one network (see
+        :class:`~bncbench.engine.composite.CompositeLayout` for ensembles).
     """
+
+    row_scale = None
 
     def __init__(self, tables: CountTables, codes: np.ndarray):
         self.tables = tables

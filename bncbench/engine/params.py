@@ -10,7 +10,9 @@ prediction (``phi_full``), which also fills the untrained prefix rows:
 ``extended``        ``Phi = log softmax(beta)`` within each (factor, parent
                     configuration, class) block over the attribute values, and
                     over the classes for the class row; untrained rows: the map
-                    of the initial beta (uniform, or generative log theta).
+                    of the initial beta (uniform, or generative log theta). A
+                    layout's ``row_scale`` (an ensemble's member weights) is a
+                    fixed factor on the map.
 ``weighted``        ``Phi = W * log theta_MAP`` (theta fixed, per-class back-off)
                     with the weight tying of §5.4: level 1 one weight per
                     attribute (and one for the class), 2 per attribute value,
@@ -94,8 +96,16 @@ class Extended(ParamMap):
         self._st = bs[bs < self.nt]
         self._bid = _blocks(self._st, self.nt)
         self._st_all, self._bid_all = bs, _blocks(bs, layout.n_rows)
-        beta_all = gen if init == "generative" else np.zeros((layout.n_rows, self.Y))
-        self._rest = self._map(beta_all, self._st_all, self._bid_all)[self.nt :]
+        scale = getattr(layout, "row_scale", None)
+        self._scale = None if scale is None else np.asarray(scale, dtype=float)[:, None]
+        self._beta0 = gen if self._scale is None else gen / self._scale  # log theta before the fixed scale
+        beta_all = self._beta0 if init == "generative" else np.zeros((layout.n_rows, self.Y))
+        self._rest = self._scaled(self._map(beta_all, self._st_all, self._bid_all))[self.nt :]
+
+    def _scaled(self, phi, rows=None):
+        if self._scale is None:
+            return phi
+        return phi * (self._scale if rows is None else self._scale[:rows])
 
     @staticmethod
     def _map(beta, st, bid):
@@ -112,14 +122,14 @@ class Extended(ParamMap):
         return out
 
     def x0(self):
-        return self.gen[: self.nt].ravel().copy() if self.init == "generative" else np.zeros(self.n_params)
+        return self._beta0[: self.nt].ravel().copy() if self.init == "generative" else np.zeros(self.n_params)
 
     def phi(self, x):
-        return self._map(x.reshape(self.nt, self.Y), self._st, self._bid)
+        return self._scaled(self._map(x.reshape(self.nt, self.Y), self._st, self._bid), self.nt)
 
-    def pullback(self, x, G, Phi=None):
-        Phi = self.phi(x) if Phi is None else Phi
-        P = np.exp(Phi)
+    def pullback(self, x, G):
+        P = np.exp(self._map(x.reshape(self.nt, self.Y), self._st, self._bid))
+        G = self._scaled(G, self.nt)
         g = np.empty_like(G)
         g[0] = G[0] - P[0] * G[0].sum()
         if self._st.size:
