@@ -19,7 +19,11 @@ prediction (``phi_full``), which also fills the untrained prefix rows:
                     3 per attribute value and class, 4 per attribute value, class
                     and parent configuration (class row: one weight per class at
                     levels 2-4). Untrained rows use their tied weight at levels
-                    1-3 and weight 1 (generative log theta) at level 4.
+                    1-3 and weight 1 (generative log theta) at level 4. With a
+                    layout's ``row_scale`` (ensemble member weights, AnJE's
+                    exponent) the weights still multiply log theta, as in DBL^n
+                    (Zaidi et al., deep-broad learning, Eq. 11); generative
+                    initialization starts them at the scale.
 """
 
 from __future__ import annotations
@@ -151,7 +155,12 @@ class Weighted(ParamMap):
             raise BNCBenchError(f"weighted level must be 1, 2, 3 or 4, got {level!r}")
         self.level = int(level)
         Y = self.Y
-        self._L = gen[: self.nt]
+        scale = getattr(layout, "row_scale", None)
+        # the weights multiply log theta itself; a layout's fixed row scale (an ensemble's member
+        # weights, AnJE's exponent) is where generative initialization starts them
+        self._scale = None if scale is None else np.asarray(scale, dtype=float)
+        self._Lfull = gen if self._scale is None else gen / self._scale[:, None]
+        self._L = self._Lfull[: self.nt]
         if self.level == 4:
             self.T = None
             self.n_params = self.nt * Y
@@ -175,7 +184,16 @@ class Weighted(ParamMap):
         self.n_params = int(n)
 
     def x0(self):
-        return (np.ones if self.init == "generative" else np.zeros)(self.n_params)
+        if self.init != "generative":
+            return np.zeros(self.n_params)
+        if self._scale is None:
+            return np.ones(self.n_params)
+        rows = np.repeat(self._scale[: self.nt], self.Y)  # every group lies within one scaled factor
+        if self.T is None:
+            return rows
+        w = np.ones(self.n_params)
+        w[self._Tt] = rows
+        return w
 
     def phi(self, x):
         if self.T is None:
@@ -191,7 +209,7 @@ class Weighted(ParamMap):
     def phi_full(self, x):
         if self.T is None:
             return np.vstack([self.phi(x), self.gen[self.nt :]])
-        return x[self.T] * self.gen
+        return x[self.T] * self._Lfull
 
 
 def make_map(param: str, layout: Layout, gen: np.ndarray, init: str, level: int = 4) -> ParamMap:
