@@ -18,6 +18,7 @@ import numpy as np
 from bncbench.components import OBJECTIVES
 from bncbench.engine import Data, Layout, Problem, make_map, optimize, scores
 from bncbench.engine.composite import CompositeLayout
+from bncbench.engine.subsets import SubsetLayout
 from bncbench.engine.optim import ENGINE_KEYS
 from bncbench.errors import BNCBenchError
 
@@ -102,8 +103,9 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
 
     Parameters
     ----------
-    scorer : CountScorer or EnsembleScorer
-        One network's m-estimates, or a geometric ensemble of them.
+    scorer : CountScorer, EnsembleScorer or a scorer with ``factor_rows``
+        One network's m-estimates, a geometric ensemble of them, or an
+        attribute-subset model such as AnJE (:class:`~bncbench.engine.subsets.SubsetLayout`).
     codes : ndarray (n, a)
         Training codes of all the attributes.
     param : str
@@ -111,12 +113,19 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
 
     Returns
     -------
-    layout : Layout or CompositeLayout
+    layout : Layout, CompositeLayout or SubsetLayout
     gen : ndarray (n_rows, n_classes)
         The generative log potentials (``w_m log theta`` on an ensemble member's rows).
     columns : ndarray of int or None
         The columns ``layout.rows`` reads; ``None``: it reads the codes of all attributes.
     """
+    if callable(getattr(scorer, "factor_rows", None)):  # attribute-subset factors (AnJE): LR^n, DBL^n
+        if param == "extended":
+            raise BNCBenchError("param 'extended' normalizes every factor over its values; AnJE stores only the "
+                                "value combinations seen in training, so use 'discriminative' (LR^n) or 'weighted' "
+                                "(DBL^n)")
+        layout = SubsetLayout(scorer)
+        return layout, layout.generative_phi(), None
     members = getattr(scorer, "members", None)
     if members is None:
         layout = Layout(_count_tables(scorer, param), codes[:, scorer.columns])

@@ -188,11 +188,10 @@ class Weighted(ParamMap):
             return np.zeros(self.n_params)
         if self._scale is None:
             return np.ones(self.n_params)
-        rows = np.repeat(self._scale[: self.nt], self.Y)  # every group lies within one scaled factor
         if self.T is None:
-            return rows
-        w = np.ones(self.n_params)
-        w[self._Tt] = rows
+            return np.repeat(self._scale[: self.nt], self.Y)
+        w = np.ones(self.n_params)  # every group lies within one scaled factor; groups of untrained rows too
+        w[self.T.ravel()] = np.repeat(self._scale, self.Y)
         return w
 
     def phi(self, x):
