@@ -173,8 +173,8 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
     Returns
     -------
     list of ModelSpec
-        One spec per distinct label, in the order of first appearance; an item that yields a
-        label twice with the same parameters gives one model.
+        One spec per distinct label, in the order of first appearance (models with equal label
+        and parameters are listed once).
 
     Raises
     ------
