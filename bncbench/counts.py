@@ -44,7 +44,8 @@ def mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.n
     Raises
     ------
     ValueError
-        From numpy, if a code or class is outside its range.
+        From numpy, for codes or classes out of range (they are not validated beforehand,
+        so some out-of-range combinations go undetected).
     """
     N = X.shape[0]
     out = np.empty(X.shape[1])
