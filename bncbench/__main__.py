@@ -20,6 +20,25 @@ examples:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``python -m bncbench`` command and return its exit code.
+
+    Dispatches ``run`` (:func:`bncbench.app.run_cli`), ``data`` (:func:`bncbench.data.cli.main`),
+    ``components`` (prints :func:`bncbench.components.describe`) and ``report``
+    (:func:`bncbench.report.cli.main`). A :class:`~bncbench.errors.BNCBenchError` is printed as
+    ``bncbench: error: <message>`` on stderr and turned into its exit code instead of propagating.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command and its arguments, without the program name; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        The exit code: 0 on success (also for ``--help`` and a closed output pipe), 2 for usage
+        or input errors (no command at all, unknown command, a ``BNCBenchError``), 130 when
+        interrupted, otherwise the subcommand's own code (1 when ``run`` had failed tasks).
+    """
     from bncbench.errors import BNCBenchError
 
     argv = list(sys.argv[1:] if argv is None else argv)

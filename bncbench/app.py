@@ -16,24 +16,48 @@ import itertools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import BNCBenchError
 from bncbench.paths import conf_dir
 
+if TYPE_CHECKING:
+    from bncbench.executors import Executor
+    from bncbench.models import ModelSpec
+    from bncbench.runner import Protocol
+
 
 @dataclass
 class Plan:
-    """What ``execute`` runs: validated, typed, nothing written yet."""
+    """What ``execute`` runs: validated, typed, nothing written yet.
+
+    Attributes
+    ----------
+    name : str
+        The experiment's name (``cfg.name``): the directory under the results root.
+    root : pathlib.Path
+        Absolute results directory of the experiment, ``<results_dir>/<name>``.
+    datasets : list of dict
+        Resolved dataset specs (:func:`bncbench.data.registry.resolve`), each checked to be loadable.
+    models : list of ModelSpec
+        The experiment's models (:func:`bncbench.models.expand_models`), each checked to build.
+    protocol : bncbench.runner.Protocol
+        Seed, rounds and folds of the cross-validation.
+    data_dir : str or None
+        Absolute data directory from the config's ``data_dir``, or None (the default location).
+    executor : Executor or None, default=None
+        Where the tasks run (:func:`bncbench.executors.make_executor`); :func:`prepare` always sets it.
+    """
 
     name: str
     root: Path
-    datasets: list
-    models: list
-    protocol: object
+    datasets: list[dict]
+    models: list[ModelSpec]
+    protocol: Protocol
     data_dir: str | None
-    executor: object = None
+    executor: Executor | None = None
 
 
 def _searchpath(cfg: DictConfig) -> list:
@@ -46,8 +70,25 @@ def _searchpath(cfg: DictConfig) -> list:
     return list(HydraConfig.get().searchpath) if HydraConfig.initialized() else []
 
 
-def option_composer(searchpath: list):
-    """``compose(group, option)``: Hydra's composition of one config group option (cached)."""
+def option_composer(searchpath: list) -> Callable[[str, str], Any]:
+    """``compose(group, option)``: Hydra's composition of one config group option (cached).
+
+    Call the returned function while Hydra is initialized (inside a Hydra run or the context
+    :func:`compose_config` uses), as :func:`prepare` does.
+
+    Parameters
+    ----------
+    searchpath : list
+        Extra config directories (``hydra.searchpath``) to compose with; empty for none.
+
+    Returns
+    -------
+    callable
+        ``compose_option(group, option)``: the ``group`` node of the config composed with the
+        override ``group=option``, cached per ``(group, option)``. It raises
+        :class:`~bncbench.errors.BNCBenchError` (``bad model option group=option: ...``) when
+        Hydra cannot compose that option.
+    """
     from hydra import compose
 
     extra = [f"hydra.searchpath=[{','.join(repr(str(p)) for p in searchpath)}]"] if searchpath else []
@@ -91,20 +132,80 @@ def _compose(overrides) -> DictConfig:
         raise BNCBenchError(f"bad configuration: {_message(exc)}") from None
 
 
-def compose_config(overrides: list[str] = ()) -> DictConfig:
-    """The run config of ``python -m bncbench run OVERRIDES`` as Hydra composes it (no Hydra run)."""
+def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
+    """The run config of ``python -m bncbench run OVERRIDES`` as Hydra composes it (no Hydra run).
+
+    Hydra is initialized on :func:`bncbench.paths.conf_dir` (with every component's typed schema
+    stored) for the call only; nothing is validated beyond what composition checks.
+
+    Parameters
+    ----------
+    overrides : sequence of str, default=()
+        Hydra overrides, e.g. ``["structure=tan", "cv.rounds=2"]``.
+
+    Returns
+    -------
+    omegaconf.DictConfig
+        The composed config, its ``hydra`` node included.
+
+    Raises
+    ------
+    BNCBenchError
+        If Hydra cannot compose the config (unknown option or key, value of the wrong type, ...),
+        or a plug-in module cannot be imported.
+    """
     with _hydra():
         return _compose(overrides)
 
 
-def plan(overrides: list[str] = ()) -> Plan:
-    """The validated plan of ``python -m bncbench run OVERRIDES`` (models composed, nothing run)."""
+def plan(overrides: Sequence[str] = ()) -> Plan:
+    """The validated plan of ``python -m bncbench run OVERRIDES`` (models composed, nothing run).
+
+    Parameters
+    ----------
+    overrides : sequence of str, default=()
+        Hydra overrides, as on the command line (no sweeps).
+
+    Returns
+    -------
+    Plan
+        What :func:`execute` would run.
+
+    Raises
+    ------
+    BNCBenchError
+        If the config cannot be composed or fails validation (see :func:`prepare`).
+    """
     with _hydra():
         return prepare(_compose(overrides))
 
 
 def prepare(cfg: DictConfig) -> Plan:
-    """Validate a composed config and turn it into a run plan (no side effects)."""
+    """Validate a composed config and turn it into a run plan (no side effects).
+
+    Nothing is written; the datasets are loaded once to check that they can be used
+    (:func:`bncbench.data.registry.check_available`), and every model is built once (not fitted)
+    to check its components. Relative ``results_dir`` and ``data_dir`` are taken relative to the
+    directory the command was started in.
+
+    Parameters
+    ----------
+    cfg : omegaconf.DictConfig
+        A composed run config (:func:`compose_config`, or the config of a Hydra run).
+
+    Returns
+    -------
+    Plan
+        The validated plan.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``name``, ``cv.rounds``, ``cv.folds`` or ``seed`` is missing or not usable (the name
+        must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
+        a dataset is unknown or unavailable, a model option, key or label is bad, a model's
+        components reject their hyperparameters, or the executor or its options are invalid.
+    """
     from bncbench.data import registry
     from bncbench.executors import make_executor
     from bncbench.models import expand_models
@@ -154,6 +255,29 @@ def _check_model(spec) -> None:
 
 
 def execute(cfg: DictConfig) -> int:
+    """Run a composed config's experiment and print its summary: the task body of ``bncbench run``.
+
+    Validates ``cfg`` (:func:`prepare`), runs the tasks not yet stored under the experiment's
+    results directory (:func:`bncbench.runner.run_experiment`; ``retry_failed`` defaults to true),
+    rewrites ``summary.csv`` there from every stored record, and prints the summary of this
+    run's tasks, in the order of the plan's datasets and models, and the task counts on stdout.
+
+    Parameters
+    ----------
+    cfg : omegaconf.DictConfig
+        The composed run config; ``progress``, ``retry_failed`` and ``correction`` are read
+        besides what :func:`prepare` reads.
+
+    Returns
+    -------
+    int
+        1 if any task failed, else 0.
+
+    Raises
+    ------
+    BNCBenchError
+        If the config fails validation (see :func:`prepare`).
+    """
     from bncbench.runner import run_experiment
     from bncbench.store import atomic_write_bytes, load_results
     from bncbench.summary import format_table, summarize
@@ -213,7 +337,24 @@ def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
 
 
 def precheck(overrides: list[str], multirun: bool) -> None:
-    """Compose and validate every job of the run (each sweep combination) before Hydra starts any."""
+    """Compose and validate every job of the run (each sweep combination) before Hydra starts any.
+
+    Parameters
+    ----------
+    overrides : list of str
+        The command line's Hydra overrides.
+    multirun : bool
+        Whether the run is a multirun (``-m``): sweeps are expanded into their combinations and
+        the launcher is checked too; otherwise ``overrides`` is one job.
+
+    Raises
+    ------
+    BNCBenchError
+        If a glob or interval sweep is used, a combination cannot be composed or fails
+        :func:`prepare`, or the SLURM launcher is chosen on a machine without ``sbatch``.
+    hydra.errors.HydraException
+        If Hydra cannot parse an override of a multirun.
+    """
     combos = _expand_sweeps(overrides) if multirun else [overrides]
     with _hydra():
         for combo in combos:
@@ -246,6 +387,33 @@ def _check_launcher(cfg: DictConfig) -> None:
 
 
 def run_cli(args: list[str]) -> int:
+    """``python -m bncbench run ARGS``: check every job, then hand the run to Hydra.
+
+    Unless a flag only asks for information (``--help``, ``--hydra-help``, ``--info``, ``--cfg``,
+    ``-c``, ``--resolve``), every job is composed and validated first (:func:`precheck`), so a bad
+    input stops the run before anything is written. Then ``@hydra.main`` runs :func:`execute` for
+    each job, with ``sys.argv`` set to ``["bncbench run", *args]`` for the call.
+
+    Parameters
+    ----------
+    args : list of str
+        Hydra overrides and flags (``-m``/``--multirun``, ``--cfg job``, ...).
+
+    Returns
+    -------
+    int
+        1 if a task of a job run in this process failed, else 0 (jobs of a parallel multirun
+        report in their own output).
+
+    Raises
+    ------
+    BNCBenchError
+        If the config directory does not exist, or a job fails the checks (Hydra's own errors
+        included, as one line).
+    SystemExit
+        With code 2 when a job fails with a ``BNCBenchError`` inside the Hydra run (the message is
+        printed first); Hydra itself exits for its information flags and on its own errors.
+    """
     import hydra
 
     from bncbench.components import store_schemas

@@ -103,6 +103,22 @@ def describe(builtins_only: bool = False) -> str:
 
     ``docs/configuration.md`` holds the table of the built-in components between its ``registry``
     markers; a test keeps it current.
+
+    Parameters
+    ----------
+    builtins_only : bool, default=False
+        List only the components that ship with bncbench (plug-ins left out), as the docs do.
+
+    Returns
+    -------
+    str
+        One ``### `kind`: doc`` heading and one table (name, label, hyperparameters with default
+        and constraints, one-line doc) per registry of :data:`ALL`, each followed by a blank line.
+
+    Raises
+    ------
+    BNCBenchError
+        If a plug-in module cannot be imported.
     """
     load_all()
     lines = []

@@ -8,6 +8,8 @@ likelihood) probabilities, as in Friedman et al. (1997) and Sahami (1996).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numba
 import numpy as np
 
@@ -17,8 +19,34 @@ def _xlogx_sum(counts: np.ndarray) -> float:
     return float(np.sum(c * np.log(c)))
 
 
-def mutual_information(X: np.ndarray, y: np.ndarray, cards, n_classes: int) -> np.ndarray:
-    """I(X_i; Y) for every attribute i, in nats."""
+def mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_classes: int) -> np.ndarray:
+    """I(X_i; Y) for every attribute i, in nats.
+
+    Empirical (maximum likelihood) estimate from the counts N(x_i, y); values that round below
+    zero are clipped to 0.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, n)
+        Integer attribute codes; column ``i`` in ``[0, cards[i])``.
+    y : ndarray of shape (N,)
+        Integer class codes in ``[0, n_classes)``.
+    cards : sequence of int or ndarray of shape (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        I(X_i; Y) >= 0 per attribute (float).
+
+    Raises
+    ------
+    ValueError
+        From numpy, for codes or classes out of range (they are not validated beforehand,
+        so some out-of-range combinations go undetected).
+    """
     N = X.shape[0]
     out = np.empty(X.shape[1])
     ny = np.bincount(y, minlength=n_classes).astype(float)
@@ -178,10 +206,33 @@ def _blocked_pair_counts(X, y, cards, n_classes: int, offsets, pairs):
     return out
 
 
-def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards, n_classes: int) -> np.ndarray:
+def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray,
+                                   n_classes: int) -> np.ndarray:
     """Symmetric matrix of I(X_i; X_j | Y) in nats (zero diagonal).
 
     One compiled pass over the data counts every (x_i, x_j, y) triple.
+    Empirical (maximum likelihood) estimate; values that round below zero are clipped to 0.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, n)
+        Integer attribute codes; column ``i`` in ``[0, cards[i])``.
+    y : ndarray of shape (N,)
+        Integer class codes in ``[0, n_classes)``.
+    cards : sequence of int or ndarray of shape (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        ``cmi[i, j] = cmi[j, i] = I(X_i; X_j | Y) >= 0`` (float), 0 on the diagonal.
+
+    Raises
+    ------
+    ValueError
+        If a code is outside ``[0, card)`` or a class outside ``[0, n_classes)``.
     """
     X = np.ascontiguousarray(X, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=np.int64)
@@ -209,10 +260,25 @@ def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards, n_classe
     return cmi
 
 
-def mixed_radix(X: np.ndarray, columns, cards) -> np.ndarray:
+def mixed_radix(X: np.ndarray, columns: Sequence[int], cards: Sequence[int] | np.ndarray) -> np.ndarray:
     """Combined index of the values of ``columns`` (first column most significant).
 
     Returns int64 codes; a row with any value outside ``[0, card)`` gets -1.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, n)
+        Integer attribute codes.
+    columns : sequence of int
+        The attributes to combine, most significant first; empty gives all zeros.
+    cards : sequence of int or ndarray of shape (n,)
+        Cardinality of each attribute (indexed by attribute, not by position in ``columns``).
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        ``sum_k x_{columns[k]} * prod_{l > k} cards[columns[l]]`` (int64), in
+        ``[0, prod cards[columns])``, or -1 for a row with a value out of range.
     """
     N = X.shape[0]
     code = np.zeros(N, dtype=np.int64)

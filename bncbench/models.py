@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -34,6 +35,13 @@ class ModelSpec:
 
     ``params`` are :class:`bncbench.BNClassifier` keywords, or a baseline's
     (``{"model": "random_forest", ...}``); they identify the model in task keys.
+
+    Attributes
+    ----------
+    label : str
+        The model's name in results and reports (``NB``, ``KDB-1^d (I)``, ``RF``).
+    params : dict
+        Keyword arguments of its estimator (see :func:`bncbench.baselines.make_estimator`).
     """
 
     label: str
@@ -58,6 +66,37 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
 
     ``extra`` holds a ``models:`` item's other keys: hyperparameters that override the
     options' values, a ``label``, or ``model: NAME`` for a baseline.
+
+    For a Bayesian network classifier, the parameters are the names of the ``structure``,
+    ``param`` and ``estimator`` components and the hyperparameters of the active components
+    (``init``, ``optimizer`` and ``objective`` are active only for an optimized
+    parameterization); a hyperparameter whose value is None, or that equals its default while
+    declared ``omit_default``, is left out. An integer given for a float hyperparameter becomes a
+    float (one task key per value). The label is ``extra["label"]`` or the active options' labels
+    concatenated.
+
+    Parameters
+    ----------
+    parts : dict
+        One composed option (``DictConfig`` or mapping) per group of :data:`GROUPS`, by group name.
+        Not read for a baseline.
+    extra : dict, optional
+        The other keys of a ``models:`` item. Not modified.
+
+    Returns
+    -------
+    ModelSpec
+        The model's label and parameters. For a baseline, the parameters are ``extra`` without
+        ``label``, and the label defaults to the baseline's name.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``model`` names no registered baseline, an option names an unregistered component or
+        has a key its component does not declare, or ``extra`` has a key that is none of
+        ``label``, ``model`` or a hyperparameter of the chosen components.
+    KeyError
+        If ``parts`` lacks one of the groups.
     """
     extra = dict(extra or {})
     if extra.get("model", "bnc") != "bnc":  # a baseline: its own parameters only
@@ -112,7 +151,7 @@ def _check_keys(reg, node: dict) -> None:
                             f"{', '.join(sorted(declared)) or 'none'}")
 
 
-def expand_models(cfg, compose_option) -> list[ModelSpec]:
+def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) -> list[ModelSpec]:
     """The experiment's model list.
 
     ``cfg.models`` is a list of items; each item maps some groups to one
@@ -122,6 +161,26 @@ def expand_models(cfg, compose_option) -> list[ModelSpec]:
     ``label``, or ``model: NAME`` for a baseline. Without ``cfg.models`` the
     single model of the composed groups is used. ``compose_option(group,
     option)`` returns Hydra's composition of ``conf/<group>/<option>.yaml``.
+
+    Parameters
+    ----------
+    cfg : omegaconf.DictConfig
+        The composed run config.
+    compose_option : callable
+        ``compose_option(group, option)`` -> the composed option (see
+        :func:`bncbench.app.option_composer`).
+
+    Returns
+    -------
+    list of ModelSpec
+        One spec per distinct label, in the order of first appearance (models with equal label
+        and parameters are listed once).
+
+    Raises
+    ------
+    BNCBenchError
+        If two different models share a label, or a model fails :func:`model_spec` (or an
+        option cannot be composed).
     """
     defaults = {g: cfg.get(g) for g in GROUPS}
     items = cfg.get("models")

@@ -14,8 +14,23 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def conf_dir() -> Path:
+    """The project's Hydra config directory.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$BNCBENCH_CONF_DIR`` if set, else ``conf/`` of the repository, made absolute with
+        symbolic links resolved. Whether it exists is not checked.
+    """
     return Path(os.environ.get("BNCBENCH_CONF_DIR", REPO_ROOT / "conf")).resolve()
 
 
 def registry_dir() -> Path:
+    """The directory of the dataset registry.
+
+    Returns
+    -------
+    pathlib.Path
+        ``datasets/`` of the repository (not configurable; whether it exists is not checked).
+    """
     return REPO_ROOT / "datasets"

@@ -10,6 +10,8 @@ which no missing code was reserved) becomes ``-1``, which models ignore.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -17,8 +19,29 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from bncbench.discretize import apply_cuts, mdl_cut_points
 from bncbench.errors import BNCBenchError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def as_frame(X) -> pd.DataFrame:
+
+def as_frame(X: pd.DataFrame | ArrayLike) -> pd.DataFrame:
+    """A table of attributes as a DataFrame.
+
+    Parameters
+    ----------
+    X : DataFrame or array-like of shape (n_samples, n_attributes)
+        The table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``X`` itself if it is a DataFrame (not copied), else a new frame over ``np.asarray(X)``
+        with columns ``x0, x1, ...``.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``X`` is not a DataFrame and not two-dimensional.
+    """
     if isinstance(X, pd.DataFrame):
         return X
     arr = np.asarray(X)
@@ -54,6 +77,7 @@ class Discretizer(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     kinds_ : list of {"nominal", "numeric"}
+        Kind of each attribute.
     categories_ : list of list or None
         Value labels of nominal attributes.
     cuts_ : list of ndarray or None
@@ -61,13 +85,53 @@ class Discretizer(TransformerMixin, BaseEstimator):
     cardinalities_ : ndarray of int
         Number of codes per attribute (including the missing code).
     has_missing_code_ : ndarray of bool
+        Whether each attribute has a missing code (its last code).
     value_labels_ : list of list of str
+        Label of each code per attribute: categories, intervals ``(lo, hi]``, ``"?"`` for missing.
+    feature_names_in_ : ndarray of str
+        Column names seen in :meth:`fit` (``x0, x1, ...`` for arrays).
+    n_features_in_ : int
+        Number of attributes seen in :meth:`fit`.
     """
 
-    def __init__(self, *, reserve_missing=None):
+    def __init__(self, *, reserve_missing: bool | ArrayLike | None = None) -> None:
+        """Store the hyperparameter unchanged (scikit-learn convention).
+
+        Parameters
+        ----------
+        reserve_missing : None, bool or array-like of bool, default=None
+            Whether each attribute gets a code for "missing" (see the class docstring).
+        """
         self.reserve_missing = reserve_missing
 
-    def fit(self, X, y):
+    def fit(self, X: pd.DataFrame | ArrayLike, y: ArrayLike) -> Discretizer:
+        """Learn each attribute's value space: categories of nominal attributes, MDL cut points of numeric ones.
+
+        An object column whose present values are all numbers is numeric; other non-numeric or
+        categorical columns are nominal, with the categorical's categories or the sorted distinct
+        values (as strings) as categories. A numeric attribute gets one code per interval between
+        its cut points. A reserved missing code is the last code of its attribute.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_attributes)
+            Training table; NaN/None marks a missing value.
+        y : array-like of shape (n_samples,)
+            Class codes ``0 .. n_classes - 1`` (converted to int64).
+
+        Returns
+        -------
+        Discretizer
+            ``self``, fitted; also sets ``feature_names_in_`` and ``n_features_in_``.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``X`` is not a DataFrame and not two-dimensional.
+        ValueError
+            If ``y`` holds anything but class codes, or its length differs from ``X``'s (checked
+            when a numeric attribute is discretized).
+        """
         X = as_frame(X)
         y = np.asarray(y, dtype=np.int64)
         d = X.shape[1]
@@ -105,7 +169,26 @@ class Discretizer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = d
         return self
 
-    def transform(self, X) -> np.ndarray:
+    def transform(self, X: pd.DataFrame | ArrayLike) -> np.ndarray:
+        """Integer codes of a table, in the value space learned by :meth:`fit`.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_attributes)
+            A table with the fitted attributes, in the fitted order (columns matched by position).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_attributes)
+            int64 codes in ``[0, cardinalities_[j])``: a missing value gets the attribute's missing
+            code if one was reserved; an unknown category, or a missing value without a missing code,
+            gets -1.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``X`` is not two-dimensional or has a different number of attributes than in :meth:`fit`.
+        """
         X = as_frame(X)
         if X.shape[1] != self.n_features_in_:
             raise BNCBenchError(

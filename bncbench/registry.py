@@ -40,8 +40,13 @@ __all__ = ["Component", "Hyperparameter", "ParameterError", "Registry", "finite"
 
 
 class ParameterError(BNCBenchError, InvalidParameterError):
-    """A hyperparameter outside its declared range: one clear line on the command line, and the
-    ``InvalidParameterError`` scikit-learn's estimator checks expect."""
+    """A hyperparameter outside its declared range.
+
+    One clear line on the command line (a :class:`~bncbench.errors.BNCBenchError`, exit code 2),
+    and the ``InvalidParameterError`` scikit-learn's estimator checks expect.
+    :class:`bncbench.BNClassifier` raises it with scikit-learn's message when a hyperparameter
+    fails its constraints.
+    """
 
 
 class _Finite(Interval):
@@ -58,12 +63,37 @@ class _Finite(Interval):
 
 
 def finite(low: float = 0.0) -> Interval:
-    """Constraint: a finite real number ``>= low``."""
+    """Constraint: a finite real number ``>= low``.
+
+    Parameters
+    ----------
+    low : float, default=0.0
+        The smallest admitted value (included).
+
+    Returns
+    -------
+    sklearn.utils._param_validation.Interval
+        A closed-left ``Interval`` over reals that also rejects infinity and NaN; its text is
+        ``"a finite float >= low"``.
+    """
     return _Finite(low)
 
 
 def integer(low: int, high: int | None = None) -> Interval:
-    """Constraint: an integer in ``[low, high]`` (no upper bound when ``high`` is None)."""
+    """Constraint: an integer in ``[low, high]`` (no upper bound when ``high`` is None).
+
+    Parameters
+    ----------
+    low : int
+        The smallest admitted value (included).
+    high : int, optional
+        The largest admitted value (included); None for no upper bound.
+
+    Returns
+    -------
+    sklearn.utils._param_validation.Interval
+        An ``Interval(Integral, low, high)``, closed at both ends (left only when ``high`` is None).
+    """
     return Interval(Integral, low, high, closed="both" if high is not None else "left")
 
 
@@ -95,8 +125,20 @@ class _OrderedOptions(StrOptions):
         return f"a str among {self.order}"
 
 
-def options(registry_or_names) -> StrOptions:
-    """Constraint: one of a registry's names (or of a fixed tuple of names)."""
+def options(registry_or_names: Registry | Iterable[str]) -> StrOptions:
+    """Constraint: one of a registry's names (or of a fixed tuple of names).
+
+    Parameters
+    ----------
+    registry_or_names : Registry or iterable of str
+        A registry, whose names are read each time the constraint is checked (plug-ins registered
+        later included), or fixed names.
+
+    Returns
+    -------
+    sklearn.utils._param_validation.StrOptions
+        The constraint; its text names the options in registration order, or in the order given.
+    """
     if isinstance(registry_or_names, Registry):
         return _LazyOptions(registry_or_names)
     return _OrderedOptions(tuple(registry_or_names))
@@ -147,6 +189,30 @@ class Component:
     components' hyperparameters it reads too (SkDB's search uses the m-estimate's
     ``m``); they are passed to it but stay the other component's in configs and
     model parameters.
+
+    Attributes
+    ----------
+    kind : str
+        The registry's kind (``"structure"``, ``"optimizer"``, ...).
+    name : str
+        The name it is registered under (letters, digits, ``-`` and ``_``).
+    obj : object
+        The implementation: a function or class; what a call receives depends on the kind.
+    hyperparameters : tuple of Hyperparameter
+        The hyperparameters it reads, in declaration order.
+    label : str, default=""
+        Its part of a model's label in the papers' notation; may interpolate its config
+        (``KDB-${.k}``).
+    doc : str, default=""
+        One line for the docs: the ``doc`` given at registration or the first line of the
+        implementation's docstring.
+    check : callable, optional
+        ``check(values)``, called with the hyperparameter values before use; raises
+        :class:`~bncbench.errors.BNCBenchError` to reject a combination the constraints cannot express.
+    info : dict
+        Kind-specific facts (see above).
+    module : str, default=""
+        The module it was registered from (tells built-ins from plug-ins).
     """
 
     kind: str
@@ -160,7 +226,18 @@ class Component:
     module: str = ""  # where it was registered
 
     def params(self, values: dict) -> dict:
-        """The values of this component's hyperparameters in ``values`` (declared defaults otherwise)."""
+        """The values of this component's hyperparameters in ``values`` (declared defaults otherwise).
+
+        Parameters
+        ----------
+        values : dict
+            Values by hyperparameter name; other keys are ignored.
+
+        Returns
+        -------
+        dict
+            One entry per declared hyperparameter, in declaration order (values are not validated).
+        """
         return {h.name: values.get(h.name, h.default) for h in self.hyperparameters}
 
 
@@ -174,9 +251,29 @@ class Registry:
         and the ``BNClassifier`` keyword that selects one.
     builtins : tuple of str
         Modules that register the built-in components, imported on first use.
+    doc : str, default=""
+        What the components are, in a few words, for the docs' headings.
+
+    Attributes
+    ----------
+    kind : str
+        As given.
+    doc : str
+        As given.
     """
 
-    def __init__(self, kind: str, builtins: Iterable[str] = (), doc: str = ""):
+    def __init__(self, kind: str, builtins: Iterable[str] = (), doc: str = "") -> None:
+        """Create an empty registry; the ``builtins`` modules and the plug-ins are imported on first read.
+
+        Parameters
+        ----------
+        kind : str
+            The kind of component (Hydra config group).
+        builtins : iterable of str, default=()
+            Modules that register the built-in components.
+        doc : str, default=""
+            A few words on what the components are.
+        """
         self.kind = kind
         self.doc = doc
         self._builtins = tuple(builtins)
@@ -187,11 +284,37 @@ class Registry:
     # ------------------------------------------------------------ registration
     def register(self, name: str, *, hyperparameters: Iterable[Hyperparameter] = (), label: str = "",
                  doc: str | None = None, check: Callable[[dict], None] | None = None, replace: bool = False,
-                 **info) -> Callable:
+                 **info: Any) -> Callable[[Any], Any]:
         """Decorator registering ``obj`` under ``name``; returns ``obj`` unchanged.
 
-        Raises :class:`BNCBenchError` if the name is taken (unless ``replace``) or if a
-        hyperparameter's declaration conflicts with another component's of the same name.
+        Parameters
+        ----------
+        name : str
+            The component's name: letters, digits, ``-`` and ``_``.
+        hyperparameters : iterable of Hyperparameter, default=()
+            The hyperparameters it reads.
+        label : str, default=""
+            Its part of a model's label.
+        doc : str, optional
+            One line for the docs; the first line of ``obj``'s docstring when None.
+        check : callable, optional
+            ``check(values)``: extra validation of its hyperparameter values (see :class:`Component`).
+        replace : bool, default=False
+            Replace a component registered under the same name instead of raising.
+        **info
+            Kind-specific facts, stored as :attr:`Component.info`.
+
+        Returns
+        -------
+        callable
+            The decorator. Applying it registers the component through :meth:`add`; the module
+            calling ``register`` is recorded as the component's ``module``.
+
+        Raises
+        ------
+        BNCBenchError
+            When the decorator is applied: if the name is bad or taken (unless ``replace``), or if a
+            hyperparameter's declaration conflicts with another component's of the same name.
         """
 
         module = sys._getframe(1).f_globals.get("__name__", "")
@@ -205,7 +328,30 @@ class Registry:
         return deco
 
     def add(self, comp: Component, *, replace: bool = False) -> Component:
-        """Register a :class:`Component` (see :meth:`register`)."""
+        """Register a :class:`Component` (see :meth:`register`).
+
+        The built-in modules and plug-ins are imported first, so a new declaration is checked
+        against theirs; then every :meth:`on_register` listener is called with the component.
+
+        Parameters
+        ----------
+        comp : Component
+            The component; its ``kind`` is not checked against the registry's.
+        replace : bool, default=False
+            Replace a component registered under the same name instead of raising.
+
+        Returns
+        -------
+        Component
+            ``comp``.
+
+        Raises
+        ------
+        BNCBenchError
+            If the name is empty or has characters other than letters, digits, ``-`` and ``_``; if it
+            is taken and ``replace`` is false; or if one of its hyperparameters is declared differently
+            (default, type or constraints) by another component of this registry.
+        """
         if not comp.name or not comp.name.replace("_", "").replace("-", "").isalnum():
             raise BNCBenchError(f"bad {self.kind} name {comp.name!r} (letters, digits, - and _ only)")
         self._load()  # built-ins first: a plug-in's declarations are checked against theirs
@@ -218,7 +364,13 @@ class Registry:
         return comp
 
     def on_register(self, fn: Callable[[Component], None]) -> None:
-        """Call ``fn(component)`` for every component registered from now on."""
+        """Call ``fn(component)`` for every component registered from now on.
+
+        Parameters
+        ----------
+        fn : callable
+            Listener taking the :class:`Component`; components registered before are not passed.
+        """
         self._listeners.append(fn)
 
     # ------------------------------------------------------------ lookup
@@ -257,7 +409,27 @@ class Registry:
             raise BNCBenchError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}") from None
 
     def schema(self, name: str) -> type:
-        """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters."""
+        """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters.
+
+        Hyperparameters set through another config group (``from_group``) have no field. A field's
+        type is the hyperparameter's ``type`` (``Optional`` of it when the default is None).
+
+        Parameters
+        ----------
+        name : str
+            A registered component's name.
+
+        Returns
+        -------
+        type
+            A new dataclass ``<Name><Kind>Conf`` whose fields default to the component's name, label
+            and hyperparameter defaults.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``name`` is not registered.
+        """
         comp = self[name]
         fields = [("name", str, dataclasses.field(default=comp.name)),
                   ("label", str, dataclasses.field(default=comp.label))]
@@ -298,8 +470,21 @@ def _check_compatible(comp: Component, others: Iterable[Component]) -> None:
 def union(registries: Iterable["Registry"]) -> dict[str, Hyperparameter]:
     """Every hyperparameter the components of ``registries`` declare, by name (first declaration kept).
 
-    Raises :class:`BNCBenchError` if two components of different kinds declare one name differently
-    (within a kind, :meth:`Registry.add` refuses that already).
+    Parameters
+    ----------
+    registries : iterable of Registry
+        The registries to merge, in order of precedence.
+
+    Returns
+    -------
+    dict of str to Hyperparameter
+        The declarations by name, in the order first declared.
+
+    Raises
+    ------
+    BNCBenchError
+        If two components of different kinds declare one name differently (default, type or
+        constraints); within a kind, :meth:`Registry.add` refuses that already.
     """
     out: dict[str, Hyperparameter] = {}
     comps = [c for reg in registries for c in reg]

@@ -6,6 +6,8 @@ bias and variance (Webb 2000) from the predictions of all rounds.
 
 from __future__ import annotations
 
+from typing import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -20,6 +22,23 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     """Kohavi–Wolpert terms from the records of one (dataset, model).
 
     Needs every fold of every round; returns NaNs otherwise.
+
+    The rounds are ``0 .. n_rounds - 1`` when the records store ``n_rounds`` (else every round
+    with a record); each needs ``n_folds`` successful records, at least two rounds are needed, and
+    every instance must have a prediction in every round. The predictions are read from the
+    records' ``.npz`` files.
+
+    Parameters
+    ----------
+    group : pandas.DataFrame
+        The records (rows of :func:`bncbench.store.load_results`) of one dataset and model.
+    correction : bool, default=False
+        Apply the finite-sample correction (see :func:`bncbench.protocol.kohavi_wolpert`).
+
+    Returns
+    -------
+    dict
+        ``{"bias", "variance", "kw_error"}`` as floats, or all NaN when the records are incomplete.
     """
     ok = group[group["status"] == "ok"]
     n = int(ok["n_instances"].iloc[0]) if len(ok) else 0
@@ -43,13 +62,38 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     return {"bias": kw["bias"], "variance": kw["variance"], "kw_error": kw["error"]}
 
 
-def summarize(records: pd.DataFrame | str, *, correction: bool = False, keys=None) -> pd.DataFrame:
+def summarize(records: pd.DataFrame | str, *, correction: bool = False,
+              keys: Iterable[str] | None = None) -> pd.DataFrame:
     """One row per (dataset, model): fold means, KW bias/variance, failures.
 
     ``keys`` restricts the summary to those task keys (one run's plan).
     Raises :class:`BNCBenchError` when a (dataset, model label) holds two
     records of the same (round, fold): results of different configurations
     that must not be averaged together.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame or str
+        Records as :func:`bncbench.store.load_results` returns them, or an experiment directory
+        to load them from.
+    correction : bool, default=False
+        Finite-sample correction of the Kohavi–Wolpert terms (see :func:`bias_variance`).
+    keys : iterable of str, optional
+        Task keys to keep; all records when None.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset``, ``model``, ``n_ok``, ``n_failed``, the means over successful folds of
+        ``zero_one``, ``rmse``, ``train_time``, ``test_time`` and ``n_parameters`` (NaN without
+        one), ``n_instances`` and ``big`` (when a fold succeeded), and ``bias``, ``variance``,
+        ``kw_error``; in the order the (dataset, model) pairs first appear. Without records, an
+        empty frame with the columns ``dataset``, ``model``, :data:`METRICS`, ``n_ok``, ``n_failed``.
+
+    Raises
+    ------
+    BNCBenchError
+        If two records share dataset, model label, round and fold.
     """
     if not isinstance(records, pd.DataFrame):
         records = load_results(records)
@@ -79,7 +123,19 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False, keys=Non
 
 
 def format_table(summary: pd.DataFrame) -> str:
-    """A plain-text table for the terminal."""
+    """A plain-text table for the terminal.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A frame of :func:`summarize`.
+
+    Returns
+    -------
+    str
+        Its dataset, model, 0-1 loss, RMSE, bias, variance, training time and task counts (the
+        columns present), floats with four decimals; ``"(no results)"`` for an empty frame.
+    """
     if summary.empty:
         return "(no results)"
     cols = ["dataset", "model", "zero_one", "rmse", "bias", "variance", "train_time", "n_ok", "n_failed"]

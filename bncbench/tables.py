@@ -21,11 +21,15 @@ contributes nothing to any class.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
 
 import numba
 import numpy as np
 
 from bncbench.counts import mixed_radix
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 DENSE_LIMIT = 1 << 21
 """Dense count tables up to this many entries (or DENSE_PER_ROW per training row) use a direct ``bincount``."""
@@ -41,17 +45,44 @@ binary search over the seen keys."""
 
 @dataclass
 class Level:
-    """Counts of one factor at one parent-prefix length."""
+    """Counts of one factor at one parent-prefix length.
+
+    Attributes
+    ----------
+    keys : ndarray of shape (n_keys,)
+        Sorted int64 mixed-radix codes of the prefix configurations seen in training (level 0 has
+        the single key 0 when the factor has any count, none otherwise).
+    counts : ndarray of shape (n_keys, n_classes, card)
+        Float64 counts ``N(key, y, x)`` of the factor's attribute values.
+    """
 
     keys: np.ndarray  # sorted int64 mixed-radix codes of the seen prefix configurations
     counts: np.ndarray  # float64 (n_keys, n_classes, card)
 
     @property
     def n_keys(self) -> int:
+        """Number of seen prefix configurations (rows of ``counts``).
+
+        Returns
+        -------
+        int
+            ``len(keys)``.
+        """
         return int(self.keys.shape[0])
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
-        """Row of each code in ``keys``; -1 where the configuration was not seen."""
+        """Row of each code in ``keys``; -1 where the configuration was not seen.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (N,)
+            Mixed-radix configuration codes (int64); negative codes (values out of range) are not seen.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+            The row of ``keys``/``counts`` holding each code, or -1.
+        """
         pos = np.searchsorted(self.keys, codes)
         pos = np.minimum(pos, max(self.n_keys - 1, 0))
         found = (codes >= 0) & (self.keys[pos] == codes) if self.n_keys else np.zeros(codes.shape, bool)
@@ -60,6 +91,19 @@ class Level:
 
 @dataclass
 class Factor:
+    """One attribute with its ordered attribute parents and its count levels.
+
+    Attributes
+    ----------
+    child : int
+        The attribute.
+    parents : tuple of int
+        Its attribute parents, in order (the class is a parent implicitly).
+    card : int
+        Its cardinality.
+    levels : list of Level
+        Counts for the parent prefixes of lengths ``0..len(parents)``, shortest first.
+    """
     child: int
     parents: tuple
     card: int
@@ -77,14 +121,57 @@ class CountTables:
         Cardinality of each attribute.
     n_classes : int
         Number of classes.
+
+    Attributes
+    ----------
+    structure : list of tuple of int
+        As given.
+    cards : ndarray of shape (n,)
+        Cardinalities (int64).
+    n_classes : int
+        Number of classes.
+    class_counts : ndarray of shape (n_classes,)
+        ``N(y)`` (float); set by :meth:`fit`.
+    n : float
+        Number of training rows; set by :meth:`fit`.
+    factors : list of Factor
+        One per attribute, in attribute order; set by :meth:`fit`.
     """
 
-    def __init__(self, structure, cards, n_classes: int):
+    def __init__(self, structure: Sequence[Sequence[int]], cards: ArrayLike, n_classes: int) -> None:
+        """Store the structure; counting is done by :meth:`fit`.
+
+        Parameters
+        ----------
+        structure : sequence of sequence of int
+            Attribute parents per attribute (class implicit), in prefix order.
+        cards : array-like of int
+            Cardinality of each attribute.
+        n_classes : int
+            Number of classes.
+        """
         self.structure = [tuple(p) for p in structure]
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "CountTables":
+        """Count every factor at every prefix length of its parents.
+
+        A row is counted for a factor only where the attribute's value and all of its parents' values
+        lie in ``[0, card)``; the class counts use every row.
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, n)
+            Integer attribute codes.
+        y : ndarray of shape (N,)
+            Class codes in ``[0, n_classes)`` (not checked).
+
+        Returns
+        -------
+        CountTables
+            ``self``, with ``class_counts``, ``n`` and ``factors`` set.
+        """
         X = np.asarray(X)
         y = np.asarray(y, dtype=np.int64)
         Y = self.n_classes
@@ -144,12 +231,41 @@ class CountTables:
 
     # ------------------------------------------------------------------ estimates
     def log_prior(self, m: float) -> np.ndarray:
+        """Log of the m-estimate of the class prior, ``(N(y) + m / |Y|) / (N + m)``.
+
+        Parameters
+        ----------
+        m : float
+            Total mass of the uniform Dirichlet prior; 0 gives the maximum likelihood estimate
+            (``-inf`` for an unseen class).
+
+        Returns
+        -------
+        ndarray of shape (n_classes,)
+            Log class prior.
+        """
         Y = self.n_classes
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
             return np.log((self.class_counts + m / Y) / (self.n + m))
 
     def log_theta(self, factor: Factor, level: int, m: float) -> np.ndarray:
-        """m-estimate log theta[key, y, x] of a factor at a prefix level."""
+        """m-estimate log theta[key, y, x] of a factor at a prefix level.
+
+        Parameters
+        ----------
+        factor : Factor
+            One of :attr:`factors`.
+        level : int
+            Prefix length, in ``[0, len(factor.parents)]``.
+        m : float
+            Total mass of the uniform Dirichlet prior (0: maximum likelihood, ``-inf``/NaN for
+            unseen cells).
+
+        Returns
+        -------
+        ndarray of shape (n_keys, n_classes, card)
+            ``log((N(key, y, x) + m / card) / (N(key, y) + m))`` per seen configuration.
+        """
         c = factor.levels[level].counts
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
             return np.log((c + m / factor.card) / (c.sum(axis=2, keepdims=True) + m))
@@ -159,8 +275,31 @@ class CountTables:
         Y = self.n_classes
         return int(sum(f.levels[-1].n_keys * Y * (f.card - 1) for f in self.factors) + Y - 1)
 
-    def factor_log_theta(self, X: np.ndarray, factor: Factor, m: float, log_thetas=None) -> np.ndarray:
-        """log theta(x_i | y, pi_i) for every instance and class, with back-off: (N, Y)."""
+    def factor_log_theta(self, X: np.ndarray, factor: Factor, m: float,
+                         log_thetas: Sequence[np.ndarray] | None = None) -> np.ndarray:
+        """log theta(x_i | y, pi_i) for every instance and class, with back-off: (N, Y).
+
+        Each class takes the estimate of the longest parent prefix whose configuration was seen in
+        training with ``N(y, prefix) > 0`` (level 0 otherwise). A row whose value of the factor's
+        attribute is outside ``[0, card)`` gets 0 for every class (contributes nothing).
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, n)
+            Integer attribute codes.
+        factor : Factor
+            One of :attr:`factors`.
+        m : float
+            Total mass of the Dirichlet prior of the m-estimate.
+        log_thetas : sequence of ndarray, optional
+            Per prefix level, a table shaped like :meth:`log_theta`'s to use instead of the
+            m-estimate (``m`` is then not read).
+
+        Returns
+        -------
+        ndarray of shape (N, n_classes)
+            Log conditional probabilities (0 where the value is unknown).
+        """
         N, Y = X.shape[0], self.n_classes
         x = X[:, factor.child].astype(np.int64, copy=False)
         xok = (x >= 0) & (x < factor.card)
@@ -188,6 +327,19 @@ class CountTables:
         The same values as summing :meth:`factor_log_theta` over the factors
         (in factor order, onto the log prior), computed by one compiled pass
         over the rows from per-level tables with the back-off already resolved.
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, n)
+            Attribute codes; non-integer input (or fewer columns than factors) takes the slower
+            per-factor path.
+        m : float
+            Total mass of the Dirichlet prior of the m-estimate.
+
+        Returns
+        -------
+        ndarray of shape (N, n_classes)
+            Unnormalized log joint probabilities.
         """
         X = np.asarray(X)
         if X.ndim != 2 or X.dtype.kind not in "iub" or X.shape[1] < len(self.factors):

@@ -21,9 +21,16 @@ the loss and the optimizers work on it unchanged:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 
 from bncbench.errors import BNCBenchError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
+
+    from bncbench.engine.design import Layout
 
 
 class CompositeLayout:
@@ -49,7 +56,24 @@ class CompositeLayout:
         The member weight of every row.
     """
 
-    def __init__(self, layouts: list, columns: list, weights):
+    def __init__(self, layouts: Sequence[Layout], columns: Sequence[ArrayLike], weights: ArrayLike) -> None:
+        """Lay the members' rows out side by side behind one class row.
+
+        Parameters
+        ----------
+        layouts : sequence of Layout
+            One layout per member (at least one), each over its member's columns of the training codes.
+        columns : sequence of array-like of int
+            The attributes each member uses.
+        weights : array-like of float
+            The members' weights, one per layout.
+
+        Raises
+        ------
+        BNCBenchError
+            If the numbers of layouts, column lists and weights differ, or a weight is not finite
+            and positive.
+        """
         self.layouts = list(layouts)
         self.columns = [np.asarray(c, dtype=np.int64) for c in columns]
         w = np.asarray(weights, dtype=float)
@@ -92,8 +116,21 @@ class CompositeLayout:
         self.value_offset = np.zeros(self.n_attributes + 1, np.int64)
         np.cumsum(self.cards, out=self.value_offset[1:])
 
-    def rows(self, codes: np.ndarray, dtype=np.int32) -> np.ndarray:
-        """Row index per instance and factor for codes of *all* attributes: (N, n_factors); -1 = none."""
+    def rows(self, codes: np.ndarray, dtype: DTypeLike = np.int32) -> np.ndarray:
+        """Row index per instance and factor for codes of *all* attributes: (N, n_factors); -1 = none.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (N, n)
+            Codes of all attributes; each member reads its ``columns``.
+        dtype : dtype, default=np.int32
+            Integer type of the result.
+
+        Returns
+        -------
+        ndarray of shape (N, n_factors)
+            Column 0 is the class row (0), then the members' attribute factors in member order.
+        """
         codes = np.asarray(codes)
         parts = [np.zeros((codes.shape[0], 1), dtype=dtype)]
         for lay, cols, rmap in zip(self.layouts, self.columns, self.row_map):
@@ -101,8 +138,19 @@ class CompositeLayout:
             parts.append(np.where(r >= 0, rmap[np.maximum(r, 0)], -1).astype(dtype, copy=False))
         return np.hstack(parts)
 
-    def stack(self, member_phis: list) -> np.ndarray:
-        """The composite ``Phi`` from the members' ``Phi``: class row of the first, ``w_m Phi_m`` elsewhere."""
+    def stack(self, member_phis: Sequence[np.ndarray]) -> np.ndarray:
+        """The composite ``Phi`` from the members' ``Phi``: class row of the first, ``w_m Phi_m`` elsewhere.
+
+        Parameters
+        ----------
+        member_phis : sequence of ndarray
+            One ``Phi`` per member, of shape (member's n_rows, n_classes).
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            The composite ``Phi`` (row 0 is the first member's class row, unscaled).
+        """
         out = np.empty((self.n_rows, self.n_classes))
         out[0] = member_phis[0][0]
         for phi, rmap, wm in zip(member_phis, self.row_map, self.weights):

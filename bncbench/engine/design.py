@@ -26,20 +26,42 @@ geometric ensemble of networks lays its members side by side
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bncbench.counts import mixed_radix
 from bncbench.tables import CountTables
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from bncbench.tables import Factor
+
 LOG_FLOOR = float(np.log(np.finfo(float).tiny))  # ~ -708: replaces log 0 (only reachable with m = 0)
 
 
-def backed_off_log_theta(tables: CountTables, factor, m: float) -> list:
+def backed_off_log_theta(tables: CountTables, factor: Factor, m: float) -> list[np.ndarray]:
     """Per level, log theta[key, y, x] with the generative model's per-class back-off.
 
     For class ``y`` a configuration with ``N(y, prefix) = 0`` takes the values
     of its longest prefix with data for ``y`` (level 0 is used as is). These
     are exactly the values :meth:`CountTables.factor_log_theta` uses.
+
+    Parameters
+    ----------
+    tables : CountTables
+        Fitted count tables.
+    factor : Factor
+        One of ``tables.factors``.
+    m : float
+        Total mass of the Dirichlet prior of the m-estimate.
+
+    Returns
+    -------
+    list of ndarray
+        Per prefix level ``0..len(factor.parents)``, an array of shape (n_keys, n_classes, card);
+        ``-inf`` and NaN (possible with ``m = 0``) are replaced by :data:`LOG_FLOOR`.
     """
     out = []
     pcards = [int(tables.cards[p]) for p in factor.parents]
@@ -81,7 +103,16 @@ class Layout:
 
     row_scale = None
 
-    def __init__(self, tables: CountTables, codes: np.ndarray):
+    def __init__(self, tables: CountTables, codes: np.ndarray) -> None:
+        """Lay out the rows of the fitted tables; which prefix blocks are trained depends on ``codes``.
+
+        Parameters
+        ----------
+        tables : CountTables
+            Fitted count tables (their factors, in order, become factors ``1..n_attributes``).
+        codes : ndarray of shape (N, n)
+            The training codes the tables were fitted on.
+        """
         self.tables = tables
         codes = np.asarray(codes)
         factors = tables.factors
@@ -147,8 +178,25 @@ class Layout:
             yield lev, pos[hit], todo[hit]
             todo = todo[~hit]
 
-    def rows(self, codes: np.ndarray, dtype=np.int32) -> np.ndarray:
-        """Row index per instance and factor: (N, n_factors); -1 = no contribution."""
+    def rows(self, codes: np.ndarray, dtype: DTypeLike = np.int32) -> np.ndarray:
+        """Row index per instance and factor: (N, n_factors); -1 = no contribution.
+
+        Column 0 is the class row (0); column ``1 + i`` is the row of attribute ``i``'s value in the
+        block of the longest seen prefix of its parent configuration, or -1 when the value is
+        outside ``[0, card)`` (or the factor has no counts at all).
+
+        Parameters
+        ----------
+        codes : ndarray of shape (N, n)
+            Attribute codes.
+        dtype : dtype, default=np.int32
+            Integer type of the result.
+
+        Returns
+        -------
+        ndarray of shape (N, n_factors)
+            Row indices into ``Phi``.
+        """
         codes = np.asarray(codes)
         N = codes.shape[0]
         idx = np.full((N, self.n_factors), -1, dtype=dtype)
@@ -162,7 +210,21 @@ class Layout:
 
     # ------------------------------------------------------------------ values
     def generative_phi(self, m: float) -> np.ndarray:
-        """log theta_MAP of every row with per-class back-off: (n_rows, n_classes)."""
+        """log theta_MAP of every row with per-class back-off: (n_rows, n_classes).
+
+        Row 0 is the log class prior; attribute rows hold :func:`backed_off_log_theta` of their
+        block; ``log 0`` (only with ``m = 0``) becomes :data:`LOG_FLOOR`.
+
+        Parameters
+        ----------
+        m : float
+            Total mass of the Dirichlet prior of the m-estimate.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            The generative ``Phi``.
+        """
         Y = self.n_classes
         out = np.empty((self.n_rows, Y))
         with np.errstate(divide="ignore"):

@@ -33,9 +33,37 @@ BACKENDS = ("numba", "scipy")
 
 
 class Data:
-    """Design rows (row index per instance and factor) with class counts."""
+    """Design rows (row index per instance and factor) with class counts.
 
-    def __init__(self, idx: np.ndarray, C: np.ndarray):
+    Parameters
+    ----------
+    idx : ndarray of shape (n, n_factors)
+        Row of ``Phi`` per design row and factor; -1 for no contribution.
+    C : ndarray of shape (n, n_classes)
+        Class counts of each design row (one-hot rows for uncompressed data).
+
+    Attributes
+    ----------
+    idx : ndarray of shape (n, n_factors)
+        ``idx`` as contiguous int32.
+    C : ndarray of shape (n, n_classes)
+        ``C`` as contiguous float64.
+    csum : ndarray of shape (n,)
+        Instances per design row (``C.sum(axis=1)``).
+    total : float
+        Instances in all (``csum.sum()``).
+    """
+
+    def __init__(self, idx: np.ndarray, C: np.ndarray) -> None:
+        """Store the rows and counts as contiguous int32 and float64 arrays.
+
+        Parameters
+        ----------
+        idx : ndarray of shape (n, n_factors)
+            Row indices per design row and factor; -1 for no contribution.
+        C : ndarray of shape (n, n_classes)
+            Class counts per design row.
+        """
         self.idx = np.ascontiguousarray(idx, dtype=np.int32)
         self.C = np.ascontiguousarray(C, dtype=np.float64)
         self.csum = self.C.sum(axis=1)
@@ -51,10 +79,37 @@ class Data:
 
     @property
     def n(self) -> int:
+        """Number of design rows.
+
+        Returns
+        -------
+        int
+            ``idx.shape[0]``.
+        """
         return int(self.idx.shape[0])
 
     @classmethod
     def from_rows(cls, idx: np.ndarray, y: np.ndarray, n_classes: int, compress: bool = True) -> "Data":
+        """Training data from per-instance row indices and class codes, merging equal design rows.
+
+        Parameters
+        ----------
+        idx : ndarray of shape (N, n_factors)
+            Row indices per instance and factor (e.g. :meth:`Layout.rows`).
+        y : ndarray of shape (N,)
+            Class codes in ``[0, n_classes)``.
+        n_classes : int
+            Number of classes.
+        compress : bool, default=True
+            Merge instances with equal rows into one design row with class counts (the objective
+            and gradient are unchanged); otherwise one one-hot row per instance, in order.
+
+        Returns
+        -------
+        Data
+            With compression, one design row per distinct row of ``idx`` (ordered by
+            :func:`unique_rows` code, not by first appearance).
+        """
         y = np.asarray(y, dtype=np.int64)
         N = idx.shape[0]
         if not compress or N == 0:
@@ -67,11 +122,36 @@ class Data:
         return cls(idx[first], C.reshape(uniq.size, n_classes))
 
     def subset(self, rows: np.ndarray) -> "Data":
+        """The design rows ``rows`` as a new :class:`Data`.
+
+        Parameters
+        ----------
+        rows : ndarray
+            Integer positions or a boolean mask over the design rows.
+
+        Returns
+        -------
+        Data
+            Copies of the selected rows and their counts.
+        """
         return Data(self.idx[rows], self.C[rows])
 
 
 def unique_rows(idx: np.ndarray) -> np.ndarray:
-    """An int64 code per row, equal iff the rows are equal (iterative mixed radix)."""
+    """An int64 code per row, equal iff the rows are equal (iterative mixed radix).
+
+    When the code space would overflow int64, the codes so far are renumbered densely first.
+
+    Parameters
+    ----------
+    idx : ndarray of shape (N, F)
+        Integer rows with values >= -1.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        int64 codes (not dense, not in order of appearance).
+    """
     N, F = idx.shape
     code = np.zeros(N, np.int64)
     space = 1
@@ -163,14 +243,40 @@ def _score_kernel(idx, Phi, S):  # pragma: no cover - compiled
 
 
 def scores(idx: np.ndarray, Phi: np.ndarray) -> np.ndarray:
-    """Unnormalized log scores ``A @ Phi``: (N, n_classes)."""
+    """Unnormalized log scores ``A @ Phi``: (N, n_classes).
+
+    Parameters
+    ----------
+    idx : ndarray of shape (N, n_factors)
+        Integer row indices per instance and factor; -1 for no contribution.
+    Phi : ndarray of shape (n_rows, n_classes)
+        Log potentials (float64).
+
+    Returns
+    -------
+    ndarray of shape (N, n_classes)
+        ``S[n, y] = sum_f Phi[idx[n, f], y]`` over the factors with ``idx >= 0``.
+    """
     S = np.zeros((idx.shape[0], Phi.shape[1]))
     _score_kernel(np.ascontiguousarray(idx), np.ascontiguousarray(Phi), S)
     return S
 
 
 def design_matrix(idx: np.ndarray, n_rows: int) -> sp.csr_matrix:
-    """The CSR one-hot design ``A`` (N, n_rows) of row indices (-1 entries dropped)."""
+    """The CSR one-hot design ``A`` (N, n_rows) of row indices (-1 entries dropped).
+
+    Parameters
+    ----------
+    idx : ndarray of shape (N, n_factors)
+        Integer row indices per instance and factor; -1 for no contribution.
+    n_rows : int
+        Columns of ``A`` (rows of ``Phi``).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (N, n_rows)
+        A 1 at ``(n, idx[n, f])`` for every ``idx[n, f] >= 0``.
+    """
     ok = idx >= 0
     indptr = np.zeros(idx.shape[0] + 1, np.int64)
     np.cumsum(ok.sum(axis=1), out=indptr[1:])
@@ -195,7 +301,25 @@ class CLL:
         kernel.
     """
 
-    def __init__(self, data: Data, n_rows: int, backend: str = "numba", two_class: bool = True):
+    def __init__(self, data: Data, n_rows: int, backend: str = "numba", two_class: bool = True) -> None:
+        """Check the backend and keep the data (the CSR design is built once for ``"scipy"``).
+
+        Parameters
+        ----------
+        data : Data
+            Training rows and class counts.
+        n_rows : int
+            Rows of ``Phi``.
+        backend : {"numba", "scipy"}, default="numba"
+            Implementation.
+        two_class : bool, default=True
+            Allow the score-difference kernel for two classes.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``backend`` is not one of :data:`BACKENDS`.
+        """
         if backend not in BACKENDS:
             raise BNCBenchError(f"unknown engine backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.data = data
@@ -204,7 +328,26 @@ class CLL:
         self.two_class = bool(two_class)
         self._A = design_matrix(data.idx, self.n_rows) if backend == "scipy" else None
 
-    def __call__(self, Phi: np.ndarray, grad: bool = True, data: Data | None = None):
+    def __call__(self, Phi: np.ndarray, grad: bool = True,
+                 data: Data | None = None) -> tuple[float, np.ndarray | None]:
+        """The negative CLL at ``Phi`` and, if asked, its gradient with respect to ``Phi``.
+
+        Parameters
+        ----------
+        Phi : ndarray of shape (n_rows, n_classes)
+            Log potentials.
+        grad : bool, default=True
+            Compute the gradient too.
+        data : Data, optional
+            Rows to evaluate instead of the training data (e.g. a mini-batch).
+
+        Returns
+        -------
+        nll : float
+            ``sum_n csum_n * logsumexp(S_n) - sum_{n,y} C[n, y] * S[n, y]`` with ``S = A @ Phi``.
+        G : ndarray of shape (n_rows, n_classes) or None
+            ``A.T @ (csum * softmax(S) - C)``; None when ``grad`` is false.
+        """
         d = self.data if data is None else data
         Phi = np.ascontiguousarray(Phi, dtype=np.float64)
         if self.backend == "numba" and self.two_class and Phi.shape[1] == 2:

@@ -39,6 +39,7 @@ for two classes, default true; false forces the general kernel).
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
@@ -57,12 +58,46 @@ ENGINE_KEYS = ("backend", "compress", "two_class")  # engine options that may tr
 
 
 class Tracer:
-    def __init__(self, problem: Problem):
+    """Per-iteration trace of an optimization of ``problem``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem being optimized; its ``n_fev`` and data term are read at every record.
+
+    Attributes
+    ----------
+    problem : Problem
+        As given.
+    t0 : float
+        ``time.perf_counter()`` at construction (the optimizer's start).
+    trace : list of dict
+        One record per call of :meth:`record`: ``{"iter", "nll", "n_fev", "time"}``, plus ``"obj"``
+        when the problem is regularized.
+    """
+    def __init__(self, problem: Problem) -> None:
+        """Start the clock with an empty trace.
+
+        Parameters
+        ----------
+        problem : Problem
+            The problem being optimized.
+        """
         self.problem = problem
         self.t0 = time.perf_counter()
         self.trace = []
 
-    def record(self, x):
+    def record(self, x: np.ndarray) -> None:
+        """Append the record of iterate ``x`` (iteration number ``len(trace)``).
+
+        ``nll`` comes from the problem's cache when ``x`` was just evaluated (else it is computed and
+        not counted in ``n_fev``); ``time`` is the seconds since the tracer was created.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            The current iterate.
+        """
         p = self.problem
         rec = {"iter": len(self.trace), "nll": float(p.nll(x)), "n_fev": int(p.n_fev),
                "time": time.perf_counter() - self.t0}
@@ -94,8 +129,33 @@ def _settings(opts: dict, extra: dict) -> dict:
     return s
 
 
-def lbfgs(problem, x0, opts):
-    """L-BFGS (scipy's L-BFGS-B), the papers' optimizer."""
+def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """L-BFGS (scipy's L-BFGS-B), the papers' optimizer.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point (float).
+    opts : dict or None
+        ``stop``, ``ftol``, ``gtol``, ``maxiter``, ``history`` (memory, default 10) and ``maxfun``
+        (evaluation limit, default ``20 * max(maxiter, 1)``); engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        The final iterate (``x0`` itself when ``maxiter`` is 0).
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Iterations scipy reports.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option or the stop rule is unknown, or ``maxiter`` is negative.
+    """
     s = _settings(opts, {"history": 10, "maxfun": None})
     tr = Tracer(problem)
     problem.fg(x0)
@@ -142,18 +202,102 @@ def _scipy_method(method, problem, x0, opts, extra=None):
     return res.x, tr.trace, int(state["n"])
 
 
-def cg(problem, x0, opts):
-    """Nonlinear conjugate gradient, Polak-Ribiere (scipy's CG, Wolfe line search)."""
+def cg(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """Nonlinear conjugate gradient, Polak-Ribiere (scipy's CG, Wolfe line search).
+
+    Stops on scipy's gradient test (``gtol``), on ``maxiter``, or when an iteration's relative
+    reduction of the objective is below ``ftol``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point (float).
+    opts : dict or None
+        ``stop``, ``ftol``, ``gtol``, ``maxiter``; engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        The final iterate (``x0`` itself when ``maxiter`` is 0).
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Iterations completed (callbacks).
+
+    Raises
+    ------
+    BNCBenchError
+        If an option or the stop rule is unknown, or ``maxiter`` is negative.
+    """
     return _scipy_method("CG", problem, x0, opts)
 
 
-def bfgs(problem, x0, opts):
-    """BFGS (scipy; a dense inverse Hessian, for small models)."""
+def bfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """BFGS (scipy; a dense inverse Hessian, for small models).
+
+    Stops as :func:`cg` does.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point (float).
+    opts : dict or None
+        ``stop``, ``ftol``, ``gtol``, ``maxiter`` and ``max_params`` (largest parameter count,
+        default 10000); engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        The final iterate (``x0`` itself when ``maxiter`` is 0).
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Iterations completed (callbacks).
+
+    Raises
+    ------
+    BNCBenchError
+        If an option or the stop rule is unknown, ``maxiter`` is negative, or the problem has more
+        than ``max_params`` parameters.
+    """
     return _scipy_method("BFGS", problem, x0, opts, {"max_params": 10000})
 
 
-def cgb(problem, x0, opts):
-    """CG (Polak-Ribiere+, restarts) with Brent's line search (Feelders & Ivanovs' CGB)."""
+def cgb(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """CG (Polak-Ribiere+, restarts) with Brent's line search (Feelders & Ivanovs' CGB).
+
+    Stops when the gradient max-norm is at most ``gtol``, a step's relative reduction is below
+    ``ftol``, after ``maxiter`` steps, or when a line search along the steepest descent
+    direction makes no progress.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point (copied).
+    opts : dict or None
+        ``stop``, ``ftol``, ``gtol``, ``maxiter`` and ``xtol`` (Brent's relative precision,
+        default 2e-4); engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        The final iterate.
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Accepted steps.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option or the stop rule is unknown, or ``maxiter`` is negative.
+    """
     s = _settings(opts, {"xtol": 2e-4})
     tr = Tracer(problem)
     x = np.array(x0, dtype=float)
@@ -193,8 +337,39 @@ def cgb(problem, x0, opts):
     return x, tr.trace, it
 
 
-def sgd(problem, x0, opts):
-    """Minibatch SGD / AdaGrad over the (compressed) training rows; one epoch per iteration."""
+def sgd(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """Minibatch SGD / AdaGrad over the (compressed) training rows; one epoch per iteration.
+
+    Each epoch visits the design rows in a new random order, in batches of ``batch_size`` rows;
+    a step uses the batch's gradient divided by its instance count. The run stops after
+    ``maxiter`` epochs (20 unless ``maxiter`` or ``stop`` is given), when the NLL is not finite,
+    or, with ``ftol > 0`` (default 0), when an epoch's relative reduction is below ``ftol``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective; its ``n_fev`` grows by one per epoch.
+    x0 : ndarray of shape (n_params,)
+        Starting point (copied).
+    opts : dict or None
+        ``method`` (``"adagrad"``, default, or ``"sgd"``), ``lr`` (default 0.1 / 0.01),
+        ``batch_size`` (256), ``seed`` (0), ``eps`` (AdaGrad, 1e-8), ``maxiter``, ``ftol``, ``stop``,
+        ``gtol`` (accepted, not used); engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        The final iterate.
+    trace : list of dict
+        One record per epoch, iteration 0 at ``x0``.
+    n_iter : int
+        Epochs run.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``method``, an option or the stop rule is unknown, or ``maxiter`` is negative.
+    """
     o = dict(opts or {})
     method = o.pop("method", "adagrad")
     if method not in ("adagrad", "sgd"):
@@ -263,11 +438,38 @@ OPTIMIZERS.register("sgd", label=" [SGD]", hyperparameters=(
     _option("eps", float, [finite(0.0)], "AdaGrad's epsilon (default 1e-8)")))(sgd)
 
 
-def optimize(name: str, problem: Problem, x0: np.ndarray, options: dict | None = None):
+def optimize(name: str, problem: Problem, x0: np.ndarray,
+             options: dict[str, Any] | None = None) -> tuple[np.ndarray, list[dict], int]:
     """Run optimizer ``name`` from ``x0``; returns ``(x, trace, n_iter)``.
 
     ``options["blas_threads"]`` (default 1) limits the BLAS threads for the
     duration (see the module docstring); the other options go to the optimizer.
+
+    Parameters
+    ----------
+    name : str
+        A name registered in :data:`bncbench.components.OPTIMIZERS`.
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point (converted to float).
+    options : dict, optional
+        The optimizer's options (see the module docstring); not modified.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        The final iterate.
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Iterations (epochs for ``sgd``).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``name`` is not registered, ``blas_threads`` is neither None nor a positive integer, or
+        the optimizer rejects its options.
     """
     run = OPTIMIZERS[name].obj
     opts = dict(options or {})

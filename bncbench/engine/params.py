@@ -28,11 +28,16 @@ prediction (``phi_full``), which also fills the untrained prefix rows:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bncbench.components import INITS, PARAMETERIZATIONS
 from bncbench.engine.design import Layout
 from bncbench.errors import BNCBenchError
+
+if TYPE_CHECKING:
+    from bncbench.engine.composite import CompositeLayout
 
 
 def _check_init(init):
@@ -40,47 +45,221 @@ def _check_init(init):
 
 
 class ParamMap:
-    """Base class. ``gen`` is the generative log theta of every row (n_rows, Y)."""
+    """Base class. ``gen`` is the generative log theta of every row (n_rows, Y).
+
+    A map from a free parameter vector ``x`` of length ``n_params`` (set by the subclass) to the
+    log potentials ``Phi``; subclasses implement :meth:`x0`, :meth:`phi`, :meth:`pullback` and
+    :meth:`phi_full`.
+
+    Parameters
+    ----------
+    layout : Layout or CompositeLayout
+        Rows of ``Phi``.
+    gen : ndarray of shape (n_rows, n_classes)
+        Generative log theta of every row (:meth:`Layout.generative_phi`, or a composite's
+        scaled ``Phi``).
+    init : str
+        A name registered in :data:`bncbench.components.INITS` (``"zeros"`` or ``"generative"``).
+
+    Attributes
+    ----------
+    name : str
+        The parameterization's name.
+    reg_center : float
+        Centre of the ``"l2_one"`` regularization for this map (1 only for weights).
+    layout, gen, init
+        As given.
+    nt : int
+        Trained rows of ``Phi`` (``layout.n_trained``).
+    Y : int
+        Number of classes.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``init`` is not a registered initialization.
+    """
 
     name = "base"
     reg_center = 0.0  # centre of "l2_one" is 1 only for weights
 
-    def __init__(self, layout: Layout, gen: np.ndarray, init: str):
+    def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str) -> None:
+        """Check ``init`` and keep the layout and the generative values.
+
+        Parameters
+        ----------
+        layout : Layout or CompositeLayout
+            Rows of ``Phi``.
+        gen : ndarray of shape (n_rows, n_classes)
+            Generative log theta of every row.
+        init : str
+            A registered initialization.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``init`` is not registered.
+        """
         _check_init(init)
         self.layout, self.gen, self.init = layout, gen, init
         self.nt, self.Y = layout.n_trained, layout.n_classes
 
     def x0(self) -> np.ndarray:
+        """The starting point of the optimization.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            Initial parameters, as ``init`` asks.
+        """
         raise NotImplementedError
 
-    def phi(self, x):
+    def phi(self, x: np.ndarray) -> np.ndarray:
+        """The trained rows of ``Phi`` at ``x``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters.
+
+        Returns
+        -------
+        ndarray of shape (n_trained, n_classes)
+            Log potentials of the trained rows.
+        """
         raise NotImplementedError
 
-    def pullback(self, x, G):
+    def pullback(self, x: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """The gradient with respect to ``x`` from the gradient with respect to the trained rows of ``Phi``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters.
+        G : ndarray of shape (n_trained, n_classes)
+            ``dL/dPhi`` of the trained rows.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            ``dL/dx``, the transpose of the Jacobian of :meth:`phi` applied to ``G``.
+        """
         raise NotImplementedError
 
-    def phi_full(self, x):
+    def phi_full(self, x: np.ndarray) -> np.ndarray:
+        """All rows of ``Phi`` at ``x``, as used at prediction (untrained prefix rows included).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            Log potentials of every row.
+        """
         raise NotImplementedError
 
 
 class Discriminative(ParamMap):
+    """Free log potentials: ``Phi = beta``, one parameter per trained row and class.
+
+    Untrained rows keep their initial values: generative log theta with the generative
+    initialization, 0 with zeros.
+
+    Parameters
+    ----------
+    layout : Layout or CompositeLayout
+        Rows of ``Phi``.
+    gen : ndarray of shape (n_rows, n_classes)
+        Generative log theta of every row.
+    init : str
+        A registered initialization.
+
+    Attributes
+    ----------
+    n_params : int
+        ``n_trained * n_classes``.
+    """
     name = "discriminative"
 
-    def __init__(self, layout, gen, init):
+    def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str) -> None:
+        """Set up the map (see the class docstring).
+
+        Parameters
+        ----------
+        layout : Layout or CompositeLayout
+            Rows of ``Phi``.
+        gen : ndarray of shape (n_rows, n_classes)
+            Generative log theta of every row.
+        init : str
+            A registered initialization.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``init`` is not registered.
+        """
         super().__init__(layout, gen, init)
         self.n_params = self.nt * self.Y
         self._rest = gen[self.nt :] if init == "generative" else np.zeros((layout.n_rows - self.nt, self.Y))
 
-    def x0(self):
+    def x0(self) -> np.ndarray:
+        """The starting point: generative log theta of the trained rows (generative init) or zeros.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            A new array.
+        """
         return self.gen[: self.nt].ravel().copy() if self.init == "generative" else np.zeros(self.n_params)
 
-    def phi(self, x):
+    def phi(self, x: np.ndarray) -> np.ndarray:
+        """The trained rows of ``Phi``: ``x`` reshaped.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters.
+
+        Returns
+        -------
+        ndarray of shape (n_trained, n_classes)
+            A view of ``x``.
+        """
         return x.reshape(self.nt, self.Y)
 
-    def pullback(self, x, G):
+    def pullback(self, x: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """The gradient with respect to ``x``: ``G`` flattened (the map is the identity).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters (not read).
+        G : ndarray of shape (n_trained, n_classes)
+            ``dL/dPhi`` of the trained rows.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            ``G.ravel()``.
+        """
         return G.ravel()
 
-    def phi_full(self, x):
+    def phi_full(self, x: np.ndarray) -> np.ndarray:
+        """All rows of ``Phi``: the trained rows from ``x``, the untrained rows at their initial values.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            Log potentials of every row.
+        """
         return np.vstack([self.phi(x), self._rest])
 
 
@@ -91,9 +270,46 @@ def _blocks(starts: np.ndarray, end: int):
 
 
 class Extended(ParamMap):
+    """Log-softmax potentials: ``Phi = s * log softmax(beta)`` per block, one parameter per trained row and class.
+
+    The softmax runs over the attribute values within each (factor, parent configuration) block,
+    separately for each class, and over the classes for the class row; ``s`` is the layout's fixed
+    ``row_scale`` (an ensemble's member weights; 1 without one). Untrained rows hold the map of
+    the initial beta (generative log theta, or uniform with zeros).
+
+    Parameters
+    ----------
+    layout : Layout or CompositeLayout
+        Rows of ``Phi``.
+    gen : ndarray of shape (n_rows, n_classes)
+        Generative log theta of every row (already scaled by ``row_scale`` for a composite).
+    init : str
+        A registered initialization.
+
+    Attributes
+    ----------
+    n_params : int
+        ``n_trained * n_classes``.
+    """
     name = "extended"
 
-    def __init__(self, layout, gen, init):
+    def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str) -> None:
+        """Set up the blocks, the fixed scale and the untrained rows (see the class docstring).
+
+        Parameters
+        ----------
+        layout : Layout or CompositeLayout
+            Rows of ``Phi``.
+        gen : ndarray of shape (n_rows, n_classes)
+            Generative log theta of every row.
+        init : str
+            A registered initialization.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``init`` is not registered.
+        """
         super().__init__(layout, gen, init)
         self.n_params = self.nt * self.Y
         bs = layout.block_start
@@ -125,13 +341,46 @@ class Extended(ParamMap):
             out[1:] = body - lse[bid]
         return out
 
-    def x0(self):
+    def x0(self) -> np.ndarray:
+        """The starting point: the unscaled generative log theta of the trained rows (generative init) or zeros.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            A new array.
+        """
         return self._beta0[: self.nt].ravel().copy() if self.init == "generative" else np.zeros(self.n_params)
 
-    def phi(self, x):
+    def phi(self, x: np.ndarray) -> np.ndarray:
+        """The trained rows of ``Phi``: the scaled log-softmax of ``x`` per block.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters ``beta``.
+
+        Returns
+        -------
+        ndarray of shape (n_trained, n_classes)
+            Log potentials of the trained rows.
+        """
         return self._scaled(self._map(x.reshape(self.nt, self.Y), self._st, self._bid), self.nt)
 
-    def pullback(self, x, G):
+    def pullback(self, x: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """The gradient with respect to ``beta`` through the scaled log-softmax.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters ``beta``.
+        G : ndarray of shape (n_trained, n_classes)
+            ``dL/dPhi`` of the trained rows.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            ``dL/dbeta``: per block, ``sG - softmax(beta) * sum(sG)``.
+        """
         P = np.exp(self._map(x.reshape(self.nt, self.Y), self._st, self._bid))
         G = self._scaled(G, self.nt)
         g = np.empty_like(G)
@@ -141,15 +390,75 @@ class Extended(ParamMap):
             g[1:] = G[1:] - P[1:] * sums[self._bid]
         return g.ravel()
 
-    def phi_full(self, x):
+    def phi_full(self, x: np.ndarray) -> np.ndarray:
+        """All rows of ``Phi``: the trained rows from ``x``, the untrained rows from the initial beta.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameters ``beta``.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            Log potentials of every row.
+        """
         return np.vstack([self.phi(x), self._rest])
 
 
 class Weighted(ParamMap):
+    """Weights on the generative log theta: ``Phi = W * log theta_MAP``, weights tied by ``level``.
+
+    Level 1: one weight per attribute and one for the class row; 2: one per attribute value
+    (class row: one per class); 3: one per attribute value and class (class row: one per class);
+    4: one per trained row and class. Untrained rows use their tied weight at levels 1-3 and
+    the generative potentials at level 4. On a layout with a ``row_scale`` (an ensemble's member
+    weights, AnJE's exponent), ``gen`` is ``s * log theta`` and the weights multiply ``log theta``
+    itself, as DBLⁿ does (deep-broad learning, Eq. 11).
+
+    Parameters
+    ----------
+    layout : Layout, CompositeLayout or SubsetLayout
+        Rows of ``Phi``.
+    gen : ndarray of shape (n_rows, n_classes)
+        Generative potentials of every row (per-class back-off; scaled by ``row_scale``).
+    init : str
+        A registered initialization (``"generative"``: the generative model, weights 1 or the
+        row scale; ``"zeros"``: all 0).
+    level : {1, 2, 3, 4}, default=4
+        Weight tying.
+
+    Attributes
+    ----------
+    level : int
+        As given.
+    n_params : int
+        Number of weights.
+    T : ndarray of shape (n_rows, n_classes) or None
+        Index of the weight of every row and class (levels 1-3); None at level 4.
+    """
     name = "weighted"
     reg_center = 1.0
 
-    def __init__(self, layout, gen, init, level: int = 4):
+    def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str, level: int = 4) -> None:
+        """Check the level and build the weight tying (see the class docstring).
+
+        Parameters
+        ----------
+        layout : Layout or CompositeLayout
+            Rows of ``Phi``.
+        gen : ndarray of shape (n_rows, n_classes)
+            Generative log theta of every row.
+        init : str
+            A registered initialization.
+        level : {1, 2, 3, 4}, default=4
+            Weight tying.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``init`` is not registered, or ``level`` is not 1, 2, 3 or 4.
+        """
         super().__init__(layout, gen, init)
         if level not in (1, 2, 3, 4):
             raise BNCBenchError(f"weighted level must be 1, 2, 3 or 4, got {level!r}")
@@ -183,36 +492,112 @@ class Weighted(ParamMap):
         self._Tt = self.T[: self.nt].ravel()
         self.n_params = int(n)
 
-    def x0(self):
+    def x0(self) -> np.ndarray:
+        """The starting point: 0 (zeros init), or the weights of the generative model (generative init).
+
+        The generative weights are 1, or, on a layout with a ``row_scale``, the
+        scale of each weight's rows (every tied group lies within one scaled
+        factor; groups of untrained rows included).
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            A new array.
+        """
         if self.init != "generative":
             return np.zeros(self.n_params)
         if self._scale is None:
             return np.ones(self.n_params)
         if self.T is None:
             return np.repeat(self._scale[: self.nt], self.Y)
-        w = np.ones(self.n_params)  # every group lies within one scaled factor; groups of untrained rows too
+        w = np.ones(self.n_params)
         w[self.T.ravel()] = np.repeat(self._scale, self.Y)
         return w
 
-    def phi(self, x):
+    def phi(self, x: np.ndarray) -> np.ndarray:
+        """The trained rows of ``Phi``: each row's tied weights times its generative log theta.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Weights.
+
+        Returns
+        -------
+        ndarray of shape (n_trained, n_classes)
+            Log potentials of the trained rows.
+        """
         if self.T is None:
             return x.reshape(self.nt, self.Y) * self._L
         return x[self.T[: self.nt]] * self._L
 
-    def pullback(self, x, G):
+    def pullback(self, x: np.ndarray, G: np.ndarray) -> np.ndarray:
+        """The gradient with respect to the weights: ``G * log theta`` summed over each weight's entries.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Weights (not read).
+        G : ndarray of shape (n_trained, n_classes)
+            ``dL/dPhi`` of the trained rows.
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            ``dL/dx``.
+        """
         GL = G * self._L
         if self.T is None:
             return GL.ravel()
         return np.bincount(self._Tt, weights=GL.ravel(), minlength=self.n_params)
 
-    def phi_full(self, x):
+    def phi_full(self, x: np.ndarray) -> np.ndarray:
+        """All rows of ``Phi``: tied weights on every row (levels 1-3), weight 1 on untrained rows (level 4).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Weights.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            Log potentials of every row.
+        """
         if self.T is None:
             return np.vstack([self.phi(x), self.gen[self.nt :]])
         return x[self.T] * self._Lfull
 
 
-def make_map(param: str, layout: Layout, gen: np.ndarray, init: str, level: int = 4) -> ParamMap:
-    """The parameter map of the optimized parameterization ``param`` (a name of ``PARAMETERIZATIONS``)."""
+def make_map(param: str, layout: Layout | CompositeLayout, gen: np.ndarray, init: str,
+             level: int = 4) -> ParamMap:
+    """The parameter map of the optimized parameterization ``param`` (a name of ``PARAMETERIZATIONS``).
+
+    Parameters
+    ----------
+    param : str
+        A registered parameterization with ``optimized=True`` (``discriminative``, ``extended``,
+        ``weighted``).
+    layout : Layout or CompositeLayout
+        Rows of ``Phi``.
+    gen : ndarray of shape (n_rows, n_classes)
+        Generative log theta of every row.
+    init : str
+        A registered initialization.
+    level : int, default=4
+        Passed on only to parameterizations that declare a ``level`` hyperparameter.
+
+    Returns
+    -------
+    ParamMap
+        The registered class called with these arguments.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``param`` is not registered or not optimized, ``init`` is not registered, or the map
+        rejects ``level``.
+    """
     comp = PARAMETERIZATIONS[param]
     if not comp.info.get("optimized"):
         raise BNCBenchError(f"param {param!r} is not optimized: it has no parameter map")

@@ -17,9 +17,53 @@ class Problem:
     ``n_fev`` counts evaluations of the data term (value, or value and
     gradient) over the full training set; repeated calls at the same point
     are served from a small cache and not counted.
+
+    Parameters
+    ----------
+    cll : CLL
+        The data term over ``Phi``.
+    pmap : ParamMap
+        Maps the parameter vector ``x`` to ``Phi`` and gradients back.
+    reg : {"none", "l2", "l2_one"}, default="none"
+        Regularization.
+    lam : float, default=0.0
+        Its weight (finite, >= 0); 0 disables it.
+
+    Attributes
+    ----------
+    cll : CLL
+        As given.
+    pmap : ParamMap
+        As given.
+    reg : str
+        As given.
+    lam : float
+        ``float(lam)``.
+    center : float
+        ``c`` of the penalty: 1.0 for ``"l2_one"``, else 0.0.
+    n_fev : int
+        Full-data evaluations so far.
     """
 
-    def __init__(self, cll: CLL, pmap: ParamMap, reg: str = "none", lam: float = 0.0):
+    def __init__(self, cll: CLL, pmap: ParamMap, reg: str = "none", lam: float = 0.0) -> None:
+        """Check the regularization and start counting evaluations at 0.
+
+        Parameters
+        ----------
+        cll : CLL
+            The data term.
+        pmap : ParamMap
+            The parameter map.
+        reg : {"none", "l2", "l2_one"}, default="none"
+            Regularization.
+        lam : float, default=0.0
+            Weight of the regularization.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``reg`` is not one of :data:`REGS`, or ``lam`` is negative or not finite.
+        """
         if reg not in REGS:
             raise BNCBenchError(f"unknown regularization {reg!r}; choose one of {', '.join(REGS)}")
         if not np.isfinite(lam) or lam < 0:
@@ -32,6 +76,13 @@ class Problem:
 
     @property
     def regularized(self) -> bool:
+        """Whether the penalty is active: a regularization other than ``"none"`` with ``lam > 0``.
+
+        Returns
+        -------
+        bool
+            True when the penalty contributes.
+        """
         return self.reg != "none" and self.lam > 0
 
     def _penalty(self, x):
@@ -50,8 +101,21 @@ class Problem:
         self._cache.append((x.copy(), f, nll, g))
         del self._cache[:-4]
 
-    def fg(self, x):
-        """Objective and gradient."""
+    def fg(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """Objective and gradient.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameter vector.
+
+        Returns
+        -------
+        f : float
+            The objective at ``x``.
+        g : ndarray of shape (n_params,)
+            Its gradient (a copy: the caller may modify it).
+        """
         hit = self._lookup(x, True)
         if hit is not None:
             return hit[0], hit[2].copy()
@@ -65,8 +129,19 @@ class Problem:
         self._store(x, f, nll, g)
         return f, g.copy()
 
-    def f(self, x):
-        """Objective only (cheaper: no gradient scatter)."""
+    def f(self, x: np.ndarray) -> float:
+        """Objective only (cheaper: no gradient scatter).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameter vector.
+
+        Returns
+        -------
+        float
+            The objective at ``x``.
+        """
         hit = self._lookup(x, False)
         if hit is not None:
             return hit[0]
@@ -76,8 +151,23 @@ class Problem:
         self._store(x, f, nll, None)
         return f
 
-    def nll(self, x, count: bool = False) -> float:
-        """Data term at ``x`` (from the cache when possible; not counted unless asked)."""
+    def nll(self, x: np.ndarray, count: bool = False) -> float:
+        """Data term at ``x`` (from the cache when possible; not counted unless asked).
+
+        A value computed here is not cached.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameter vector.
+        count : bool, default=False
+            Count a computed value in ``n_fev``.
+
+        Returns
+        -------
+        float
+            The negative CLL at ``x`` (no penalty).
+        """
         hit = self._lookup(x, False)
         if hit is not None:
             return hit[1]
@@ -86,8 +176,23 @@ class Problem:
             self.n_fev += 1
         return nll
 
-    def batch_grad(self, x, batch: Data):
-        """Gradient of the batch's data term plus the share ``batch.total / N`` of the penalty."""
+    def batch_grad(self, x: np.ndarray, batch: Data) -> np.ndarray:
+        """Gradient of the batch's data term plus the share ``batch.total / N`` of the penalty.
+
+        Neither cached nor counted in ``n_fev``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameter vector.
+        batch : Data
+            A subset of the training rows (e.g. :meth:`Data.subset`).
+
+        Returns
+        -------
+        ndarray of shape (n_params,)
+            The stochastic gradient.
+        """
         _, G = self.cll(self.pmap.phi(x), grad=True, data=batch)
         g = self.pmap.pullback(x, G)
         if self.regularized:

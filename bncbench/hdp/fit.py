@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from bncbench.hdp.tree import (
     _Tree,
     check_invariants,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
@@ -63,10 +67,10 @@ def _run(tree: _Tree, iterations, burn_in, conc_every, window, debug):
 
 
 def fit_hdp(
-    X,
-    y,
-    structure,
-    cards,
+    X: ArrayLike,
+    y: ArrayLike,
+    structure: Sequence[Sequence[int] | None],
+    cards: ArrayLike,
     n_classes: int,
     *,
     iterations: int = 5000,
@@ -92,6 +96,10 @@ def fit_hdp(
     structure : list
         Attribute parents of every attribute (class implicit); ``None`` leaves
         an attribute out of the model (e.g. not selected by SkDB).
+    cards : array-like of int (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
     iterations : int
         Gibbs iterations (the reference default 5,000; the paper used 50,000).
     tying : {"level", "single", "same_parent", "none"}
@@ -114,6 +122,19 @@ def fit_hdp(
         m of the class prior's m-estimate (1 as the reference classifiers).
     n_jobs : int
         Threads sampling trees in parallel (``-1``: all cores).
+
+    Returns
+    -------
+    HDPTables
+        The averaged estimates of every modelled attribute, with ``fit_seconds`` and ``info``
+        (node count, final concentrations per tree, shape of the shared Stirling tables) set.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``tying`` or ``parent_order`` is unknown, ``iterations`` is negative, ``conc_every``
+        or ``window`` is below 1, or ``X`` is not two-dimensional with one ``structure`` entry
+        per column and one class per row.
     """
     X = np.ascontiguousarray(X, dtype=np.int64)
     y = np.ascontiguousarray(y, dtype=np.int64)

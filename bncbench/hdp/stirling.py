@@ -141,10 +141,49 @@ _STIRLING = _StirlingCache()
 
 
 def stirling_table(rows: int, cols: int) -> np.ndarray:
-    """The shared table ``T`` with ``T[n, t] = log S(n, t)`` for ``n < rows, t < cols`` (at least)."""
+    """The shared table ``T`` with ``T[n, t] = log S(n, t)`` for ``n < rows, t < cols`` (at least).
+
+    A table too small is replaced under a lock by a larger one (each dimension that must grow
+    grows by at least 1.5x); the old array stays valid for whoever holds it.
+
+    Parameters
+    ----------
+    rows : int
+        Entries needed along ``n``.
+    cols : int
+        Entries needed along ``t``.
+
+    Returns
+    -------
+    ndarray of shape (>= rows, >= cols)
+        The shared table itself (not a copy: do not modify it); ``-inf`` where S(n, t) = 0.
+
+    Raises
+    ------
+    BNCBenchError
+        If the grown tables would exceed :data:`MAX_TABLE_BYTES`.
+    """
     return _STIRLING.ensure_log(int(rows), int(cols))
 
 
 def log_stirling(n: int, t: int) -> float:
-    """log of the unsigned Stirling number of the first kind S(n, t) (``-inf`` when it is 0)."""
+    """log of the unsigned Stirling number of the first kind S(n, t) (``-inf`` when it is 0).
+
+    Parameters
+    ----------
+    n : int
+        Non-negative.
+    t : int
+        Non-negative.
+
+    Returns
+    -------
+    float
+        ``log S(n, t)``.
+
+    Raises
+    ------
+    BNCBenchError
+        If the shared table would have to grow beyond :data:`MAX_TABLE_BYTES`.
+    """
     return float(stirling_table(n + 1, t + 1)[n, t])

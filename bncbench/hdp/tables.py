@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 
@@ -22,6 +23,21 @@ class HDPTables:
         One context tree per modelled attribute (``tree.parents`` in tree order).
     log_prior : ndarray (n_classes,)
         log P(y): the m-estimate with ``prior_m`` (1 in the reference code).
+    cards : ndarray of int (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+    iterations, burn_in : int
+        Gibbs iterations of the fit, and those before averaging.
+    tying : str
+        Concentration tying of the fit.
+    seed : int
+        Seed of the fit's random streams.
+    fit_seconds : float, default=0.0
+        Wall time of :func:`~bncbench.hdp.fit_hdp`.
+    info : dict
+        Diagnostics set by :func:`~bncbench.hdp.fit_hdp`: ``n_nodes``, ``concentrations`` (per
+        tree), ``stirling_table_shape``.
     """
 
     structure: list
@@ -66,7 +82,28 @@ class HDPTables:
         return node
 
     def factor_log_theta(self, X: np.ndarray, i: int) -> np.ndarray:
-        """log theta(x_i | y, pi_i) for every instance and class (N, n_classes); 0 where x_i is out of range."""
+        """log theta(x_i | y, pi_i) for every instance and class (N, n_classes); 0 where x_i is out of range.
+
+        Each instance and class uses the deepest node of the attribute's context tree that exists
+        for its parent values (a parent value out of range stops the descent).
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, n)
+            Integer attribute codes.
+        i : int
+            A modelled attribute.
+
+        Returns
+        -------
+        ndarray of shape (N, n_classes)
+            Log conditional probabilities.
+
+        Raises
+        ------
+        BNCBenchError
+            If attribute ``i`` is not modelled.
+        """
         X = np.asarray(X)
         tree = self._tree_of(i)
         node = self._nodes(X, tree)
@@ -77,18 +114,48 @@ class HDPTables:
         return out
 
     def log_joint(self, X: np.ndarray) -> np.ndarray:
-        """log P(y) + sum_i log theta(x_i | y, pi_i) for every instance and class: (N, n_classes)."""
+        """log P(y) + sum_i log theta(x_i | y, pi_i) for every instance and class: (N, n_classes).
+
+        Parameters
+        ----------
+        X : ndarray of shape (N, n)
+            Integer attribute codes.
+
+        Returns
+        -------
+        ndarray of shape (N, n_classes)
+            Unnormalized log joint probabilities (attributes not modelled contribute nothing).
+        """
         X = np.asarray(X)
         out = np.tile(self.log_prior, (X.shape[0], 1))
         for tree in self.trees:
             out += self.factor_log_theta(X, tree.child)
         return out
 
-    def query(self, i: int, y: int, parent_values=()) -> np.ndarray:
+    def query(self, i: int, y: int, parent_values: Sequence[int] = ()) -> np.ndarray:
         """Estimated distribution of attribute ``i`` given class ``y`` and its parents' values.
 
         ``parent_values`` follow ``self.structure[i]`` (the structure's order);
         an unseen configuration uses the deepest existing node.
+
+        Parameters
+        ----------
+        i : int
+            A modelled attribute.
+        y : int
+            Class code.
+        parent_values : sequence of int, default=()
+            Values of the parents in ``structure[i]`` order; parents without a value given take 0.
+
+        Returns
+        -------
+        ndarray of shape (cards[i],)
+            The estimate (a copy).
+
+        Raises
+        ------
+        BNCBenchError
+            If attribute ``i`` is not modelled.
         """
         tree = self._tree_of(i)
         parents = tuple(self.structure[i])
@@ -109,4 +176,11 @@ class HDPTables:
         return int(sum(t.n_leaves * (t.card - 1) for t in self.trees) + self.n_classes - 1)
 
     def n_nodes(self) -> int:
+        """Number of nodes of all context trees.
+
+        Returns
+        -------
+        int
+            Sum of the trees' node counts.
+        """
         return int(sum(t.n_nodes for t in self.trees))

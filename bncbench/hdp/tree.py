@@ -157,6 +157,16 @@ def check_invariants(tree: _Tree) -> None:
 
     1 <= t <= n where n > 0, t = 0 where n = 0, root t = min(1, n), and a
     node's n equals the sum of its children's t (leaves keep their data counts).
+
+    Parameters
+    ----------
+    tree : _Tree
+        A context tree with counts ``n`` and pseudo-counts ``t`` of shape (n_nodes, card).
+
+    Raises
+    ------
+    AssertionError
+        Naming the attribute and the first violation found.
     """
     n, t = tree.n, tree.t
     pos = n > 0

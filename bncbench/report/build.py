@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -50,12 +51,32 @@ from bncbench.store import atomic_write_bytes, load_results
 
 @dataclass
 class Report:
+    """What a report build wrote.
+
+    Attributes
+    ----------
+    out : pathlib.Path
+        The report directory.
+    config : ReportConfig
+        The report config used (section, overrides and defaults combined).
+    sections : list of Section
+        The index's sections, in order.
+    files : list of pathlib.Path
+        Every written file (tables, figures, ``summary.csv``, ``index.md``, ``index.html``).
+    """
     out: Path
     config: ReportConfig
-    sections: list
-    files: list  # every written path
+    sections: list[Section]
+    files: list[Path]  # every written path
 
     def figures(self) -> list[Path]:
+        """The written figure files.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The ``.pdf`` and ``.png`` files of :attr:`files`, in writing order.
+        """
         return [p for p in self.files if p.suffix in (".pdf", ".png")]
 
 
@@ -100,8 +121,41 @@ def _render_figure(out: str, rel_base: str, fn: str, args, kwargs) -> list[str]:
     return [str(p) for p in F.save(fig, Path(out) / rel_base)]
 
 
-def make_report(results_dir, out_dir=None, *, overrides: dict | None = None, log=None) -> Report:
-    """Tables, figures and index of the experiment in ``results_dir``; returns what was written."""
+def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None, *,
+                overrides: dict | None = None, log: Callable[[str], None] | None = None) -> Report:
+    """Tables, figures and index of the experiment in ``results_dir``; returns what was written.
+
+    The ``report:`` section and the experiment's name come from ``overrides["config"]`` or the
+    newest composed Hydra config under ``results_dir`` (:func:`~bncbench.report.config.find_run_config`;
+    defaults without one); the summary is recomputed from the records with the run's
+    ``correction`` setting.
+
+    Parameters
+    ----------
+    results_dir : str or os.PathLike
+        ``results/<name>`` of a run.
+    out_dir : str or os.PathLike, optional
+        Report directory; ``reports/<name>`` (relative to the working directory) by default, with
+        ``<name>`` the config's experiment name or the results directory's name.
+    overrides : dict, optional
+        Command-line options (keys ``config``, ``pairs``, ``reference``, ``metrics``, ``models``,
+        ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``, ``friedman_models``,
+        ``figures``, ``n_jobs``); None values are ignored. Not modified.
+    log : callable, optional
+        Progress messages; printed to stderr by default.
+
+    Returns
+    -------
+    Report
+        The written report.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``results_dir`` does not exist or holds no records, the config file is missing or
+        unreadable, a requested model is not in the results, the report config is invalid (see
+        :func:`~bncbench.report.config.build_config`), or ``n_jobs`` is 0 or below -1.
+    """
     t0 = time.perf_counter()
     log = log or (lambda msg: print(msg, file=sys.stderr))
     results_dir = Path(results_dir)
@@ -137,11 +191,45 @@ def make_report(results_dir, out_dir=None, *, overrides: dict | None = None, log
                               log=log, t0=t0)
 
 
-def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out, *, section: dict | None = None,
-                       name: str = "report", overrides: dict | None = None, source: str = "", log=None,
+def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | os.PathLike, *,
+                       section: dict | None = None, name: str = "report", overrides: dict | None = None,
+                       source: str = "", log: Callable[[str], None] | None = None,
                        t0: float | None = None) -> Report:
-    """The report of already loaded records (``load_results(..., with_trace=True)``) and their
-    :func:`~bncbench.summary.summarize` table; what :func:`make_report` does after loading."""
+    """The report of already loaded records and their summary: what :func:`make_report` does after loading.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Records as ``load_results(..., with_trace=True)`` returns them.
+    summary : pandas.DataFrame
+        Their :func:`~bncbench.summary.summarize` table.
+    out : str or os.PathLike
+        Report directory (created as needed).
+    section : dict, optional
+        The ``report:`` section of the experiment's config.
+    name : str, default="report"
+        The experiment's name (titles, captions).
+    overrides : dict, optional
+        Command-line options (see :func:`make_report`); ``n_jobs`` (figure processes, default
+        ``min(4, CPUs)``) is read here.
+    source : str, default=""
+        Where the results came from, for the overview (Markdown).
+    log : callable, optional
+        Progress messages; printed to stderr by default.
+    t0 : float, optional
+        ``time.perf_counter()`` at the start, for the reported duration.
+
+    Returns
+    -------
+    Report
+        The written report.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``records`` or ``summary`` is empty, the report config is invalid (see
+        :func:`~bncbench.report.config.build_config`), or ``n_jobs`` is 0 or below -1.
+    """
     t0 = time.perf_counter() if t0 is None else t0
     log = log or (lambda msg: print(msg, file=sys.stderr))
     out = Path(out)

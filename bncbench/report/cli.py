@@ -23,6 +23,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m bncbench report``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A parser whose usage errors raise :class:`~bncbench.errors.BNCBenchError` (``report: <message>``)
+        instead of exiting.
+    """
     p = _Parser(prog="python -m bncbench report", description="Tables and figures from an experiment's results.",
                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results_dir", help="results/<name> of a run")
@@ -43,6 +51,26 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    """``python -m bncbench report ARGS``: build the report of a results directory.
+
+    Parameters
+    ----------
+    argv : list of str
+        The arguments after ``report`` (see :func:`parser`); given options override the
+        experiment's ``report:`` section.
+
+    Returns
+    -------
+    int
+        0 once the report is written.
+
+    Raises
+    ------
+    BNCBenchError
+        On a usage error, or any error of :func:`bncbench.report.build.make_report`.
+    SystemExit
+        For ``-h``/``--help`` (argparse prints the help and exits with 0).
+    """
     args = parser().parse_args(list(argv))
     from bncbench.report.build import make_report
 

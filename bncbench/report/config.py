@@ -43,12 +43,14 @@ generative model and the optimized models over it.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
 
 from bncbench.errors import BNCBenchError
-from bncbench.report.families import families
+from bncbench.report.families import Family, families
 
 DEFAULT_METRICS = ["bias", "variance", "zero_one", "rmse", "train_time"]
 KNOWN_METRICS = ["zero_one", "rmse", "bias", "variance", "train_time", "test_time", "n_parameters"]
@@ -56,6 +58,17 @@ KNOWN_METRICS = ["zero_one", "rmse", "bias", "variance", "train_time", "test_tim
 
 @dataclass
 class WDLSpec:
+    """One W-D-L table of the report.
+
+    Attributes
+    ----------
+    name : str
+        File name of the table (``tables/<name>.*``).
+    pairs : list of tuple of str
+        ``(a, b)`` model pairs, one row each; ``a``'s wins are counted.
+    metrics : list of str
+        The metrics compared (column groups).
+    """
     name: str
     pairs: list  # [(a, b)]
     metrics: list
@@ -63,6 +76,19 @@ class WDLSpec:
 
 @dataclass
 class GroupSpec:
+    """One panel of the geometric-mean and scatter plots.
+
+    Attributes
+    ----------
+    name : str
+        The panel's name.
+    models : list of str
+        Its models, in order.
+    reference : str
+        The model its geometric means are normalized to.
+    x : str or None, default=None
+        The scatter plots' model on the x axis.
+    """
     name: str
     models: list
     reference: str
@@ -71,7 +97,25 @@ class GroupSpec:
 
 @dataclass
 class WinLossSpec:
-    """A win/loss plot: for each series (a curve), the W-D-L of its pairs along the x axis."""
+    """A win/loss plot: for each series (a curve), the W-D-L of its pairs along the x axis.
+
+    Attributes
+    ----------
+    name : str
+        File name of the plot and its table.
+    series : dict of str to list of tuple of str
+        Curve name -> ``(a, b)`` pairs, one per x position; every list of the same length.
+    x : list of str
+        Tick labels, one per position.
+    metrics : list of str
+        One panel per metric.
+    title : str or None, default=None
+        Plot title.
+    xlabel : str or None, default=None
+        Label of the x axis.
+    y : {"difference", "both"}, default="difference"
+        Plot wins minus losses, or wins and losses.
+    """
 
     name: str
     series: dict  # {series name: [(a, b)]}, every list of the same length
@@ -91,6 +135,17 @@ RESERVED_PREFIXES = ("geomean_", "scatter_", "convergence_", "cd_", "per_dataset
 
 @dataclass
 class ConvergenceFamily:
+    """A §7.4 comparison: a weighted model and the discriminative / extended models of its family.
+
+    Attributes
+    ----------
+    name : str
+        The family's name.
+    w : str
+        Label of the weighted model.
+    others : list of str
+        Labels of the family's discriminative and extended models present.
+    """
     name: str
     w: str
     others: list  # [d, e] labels present
@@ -98,6 +153,41 @@ class ConvergenceFamily:
 
 @dataclass
 class ReportConfig:
+    """Everything a report contains, after the ``report:`` section, overrides and defaults are combined.
+
+    Attributes
+    ----------
+    name : str
+        The experiment's name.
+    reference : str or None
+        Reference model of the all-model geometric means and the Friedman ordering.
+    metrics : list of str
+        Metrics of the W-D-L tables and geometric means.
+    tables : list of WDLSpec
+        The W-D-L tables.
+    groups : list of GroupSpec
+        The plot panels.
+    convergence_datasets : list of str or None
+        Datasets of the NLL curves (None: the biggest).
+    convergence_at : int
+        Iteration of the convergence-histogram rule.
+    convergence_aggregate : {"median", "mean", "first"}
+        How the folds are aggregated in the histograms.
+    convergence_families : list of ConvergenceFamily
+        The §7.4 comparisons.
+    friedman_metrics : list of str
+        Metrics of the Friedman tests.
+    friedman_models : list of str or None
+        Models of the Friedman tests (every model once built).
+    per_dataset_metrics : list of str
+        Metrics of the per-dataset tables.
+    models : list of str or None
+        Restrict the report to these models.
+    figures : bool
+        Draw figures (False: tables only).
+    winloss_plots : list of WinLossSpec
+        The win/loss plots.
+    """
     name: str
     reference: str | None = None
     metrics: list = field(default_factory=lambda: list(DEFAULT_METRICS))
@@ -115,8 +205,25 @@ class ReportConfig:
     winloss_plots: list = field(default_factory=list)  # WinLossSpec
 
 
-def parse_pair(text: str) -> tuple:
-    """``"NB^w:NB"`` -> ``("NB^w", "NB")`` (the first model's wins are counted)."""
+def parse_pair(text: str | Sequence[Any]) -> tuple[str, str]:
+    """``"NB^w:NB"`` -> ``("NB^w", "NB")`` (the first model's wins are counted).
+
+    Parameters
+    ----------
+    text : str or sequence
+        ``"A:B"`` (spaces around the names are stripped), or a pair ``(A, B)``.
+
+    Returns
+    -------
+    tuple of str
+        ``(A, B)``.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``text`` is neither a string with exactly one ``:`` between two non-empty names nor a
+        pair.
+    """
     if not isinstance(text, str):
         if isinstance(text, (list, tuple)) and len(text) == 2:
             return str(text[0]), str(text[1])
@@ -128,8 +235,20 @@ def parse_pair(text: str) -> tuple:
 
 
 # ------------------------------------------------------------ hydra config files
-def find_run_config(results_dir: Path) -> Path | None:
-    """The composed config of the experiment's newest Hydra run, if any."""
+def find_run_config(results_dir: str | os.PathLike) -> Path | None:
+    """The composed config of the experiment's newest Hydra run, if any.
+
+    Parameters
+    ----------
+    results_dir : str or os.PathLike
+        ``results/<name>`` of a run.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The most recently modified of ``hydra/run/.hydra/config.yaml`` and
+        ``hydra/multirun/*/.hydra/config.yaml``, or None when there is none.
+    """
     results_dir = Path(results_dir)
     cands = [results_dir / "hydra" / "run" / ".hydra" / "config.yaml"]
     cands += list((results_dir / "hydra" / "multirun").glob("*/.hydra/config.yaml"))
@@ -139,8 +258,26 @@ def find_run_config(results_dir: Path) -> Path | None:
     return max(cands, key=lambda p: p.stat().st_mtime)
 
 
-def read_report_section(path: Path | None) -> tuple[dict, str | None]:
-    """``(report section as a dict, experiment name)`` from a composed config file."""
+def read_report_section(path: str | os.PathLike | None) -> tuple[dict, str | None]:
+    """``(report section as a dict, experiment name)`` from a composed config file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or None
+        A YAML config; None gives ``({}, None)``.
+
+    Returns
+    -------
+    section : dict
+        The ``report:`` section, interpolations not resolved (empty without one).
+    name : str or None
+        The config's ``name``.
+
+    Raises
+    ------
+    BNCBenchError
+        If the file cannot be read or parsed, or ``report`` is not a mapping.
+    """
     if path is None:
         return {}, None
     from omegaconf import OmegaConf
@@ -181,6 +318,34 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
     ``models``: labels present in the results (in first-seen order); ``params``: each
     label's stored model parameters (:func:`bncbench.report.families.model_params`), from
     which the default pairs, groups and convergence comparisons are derived.
+
+    Parameters
+    ----------
+    section : dict
+        The ``report:`` section (may be empty).
+    name : str
+        The experiment's name.
+    models : list of str
+        Labels present in the results.
+    params : dict, optional
+        Stored parameters by label.
+    overrides : dict, optional
+        Command-line options (see :func:`bncbench.report.build.make_report`); None values are
+        ignored, others take precedence over the section.
+
+    Returns
+    -------
+    ReportConfig
+        The validated config. Without a reference, the first model that is not an optimized
+        member of a family is the reference.
+
+    Raises
+    ------
+    BNCBenchError
+        On an unknown section key or metric; a model, reference, pair or Friedman model not in
+        the results; no models left; a table without pairs, or with a bad, duplicate or reserved
+        name; a bad win/loss plot (see :func:`parse_winloss_plots`) or one named like a table; a
+        negative convergence iteration or an unknown aggregate.
     """
     params = dict(params or {})
     section = dict(section or {})
@@ -286,10 +451,34 @@ def _check_file_name(name: str, what: str) -> None:
                             f"(reserved: {', '.join(RESERVED_NAMES)} and names starting {', '.join(RESERVED_PREFIXES)})")
 
 
-def parse_winloss_plots(items, models: list, default_metrics: list) -> list:
+def parse_winloss_plots(items: Sequence[dict] | None, models: list[str],
+                        default_metrics: list[str]) -> list[WinLossSpec]:
     """The :class:`WinLossSpec` list of ``report.winloss_plots``, validated against the model labels.
 
     Every error is one :class:`BNCBenchError` line naming the plot (and series).
+
+    Parameters
+    ----------
+    items : list of dict or None
+        The section's ``winloss_plots`` (None: no plots).
+    models : list of str
+        Labels present in the results.
+    default_metrics : list of str
+        Metrics of a plot that gives none.
+
+    Returns
+    -------
+    list of WinLossSpec
+        One per item, in order. A plot without ``x`` takes the second model of each pair of its
+        first series as tick labels.
+
+    Raises
+    ------
+    BNCBenchError
+        If an item is not a mapping, has an unknown key, no or a bad or reserved ``name``, both
+        ``metric`` and ``metrics`` or an unknown metric, a bad ``series`` (empty, pairs not in the
+        results, series of different lengths), an ``x`` of the wrong length, or an unknown ``y``;
+        or if two plots share a name.
     """
     if items is None:
         return []
@@ -361,8 +550,26 @@ def parse_winloss_plots(items, models: list, default_metrics: list) -> list:
 
 
 # ------------------------------------------------------------------ defaults
-def default_pairs(models: list, reference: str, fams: list) -> list:
-    """Each weighted model against its generative base (Table 4); else each model against the reference."""
+def default_pairs(models: list[str], reference: str, fams: list[Family]) -> list[tuple[str, str]]:
+    """Each weighted model against its generative base (Table 4); else each model against the reference.
+
+    Falls back, in order: weighted vs generative member of each family; every optimized member
+    vs its family's generative model; every other model vs ``reference``.
+
+    Parameters
+    ----------
+    models : list of str
+        Labels in report order.
+    reference : str
+        The reference model.
+    fams : list of Family
+        The families among ``models``.
+
+    Returns
+    -------
+    list of tuple of str
+        ``(a, b)`` pairs (possibly empty, with a single model).
+    """
     pairs = [(f.members["weighted"], f.members["generative"]) for f in fams
              if "weighted" in f.members and "generative" in f.members]
     if not pairs:
@@ -373,8 +580,26 @@ def default_pairs(models: list, reference: str, fams: list) -> list:
     return pairs
 
 
-def default_groups(models: list, reference: str, fams: list) -> list:
-    """One panel per family (``NB, NB^w, NB^d, NB^e`` normalized to ``NB``, x = ``NB^w``), else one of all models."""
+def default_groups(models: list[str], reference: str, fams: list[Family]) -> list[GroupSpec]:
+    """One panel per family (``NB, NB^w, NB^d, NB^e`` normalized to ``NB``, x = ``NB^w``), else one of all models.
+
+    Families with fewer than two labels are skipped; a family without a generative model is
+    normalized to its first label.
+
+    Parameters
+    ----------
+    models : list of str
+        Labels in report order.
+    reference : str
+        Reference (and x model) of the single all-model panel.
+    fams : list of Family
+        The families among ``models``.
+
+    Returns
+    -------
+    list of GroupSpec
+        The panels (empty only without models).
+    """
     out = []
     for f in fams:
         labels = f.labels()
@@ -388,8 +613,19 @@ def default_groups(models: list, reference: str, fams: list) -> list:
     return out
 
 
-def convergence_families(fams: list) -> list:
-    """Families with a weighted model and at least one of d / e: the §7.4 comparisons."""
+def convergence_families(fams: list[Family]) -> list[ConvergenceFamily]:
+    """Families with a weighted model and at least one of d / e: the §7.4 comparisons.
+
+    Parameters
+    ----------
+    fams : list of Family
+        The families of the report's models.
+
+    Returns
+    -------
+    list of ConvergenceFamily
+        One per qualifying family, in order.
+    """
     out = []
     for f in fams:
         others = [f.members[p] for p in ("discriminative", "extended") if p in f.members]

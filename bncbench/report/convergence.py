@@ -37,18 +37,33 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 AT = 5
 RTOL = 1e-9
 
 
-def nll_curve(trace) -> np.ndarray:
+def nll_curve(trace: Sequence[Mapping[str, Any]] | float | None) -> np.ndarray:
     """NLL by iteration (index = iteration, 0 = before optimization) from a trace.
 
     Missing iterations take the last NLL seen before them.
+
+    Parameters
+    ----------
+    trace : list of dict, float or None
+        A record's trace (dicts with ``"iter"`` and ``"nll"``); None or NaN (a record without one)
+        gives an empty curve.
+
+    Returns
+    -------
+    ndarray of shape (last_iteration + 1,)
+        The NLL per iteration (float); NaN before the first logged iteration.
     """
     if trace is None or (isinstance(trace, float) and math.isnan(trace)) or len(trace) == 0:
         return np.empty(0)
@@ -72,11 +87,29 @@ def _reached(value: float, target: float, rtol: float) -> bool:
     return value <= target + rtol * max(abs(target), 1.0)
 
 
-def iterations_to_reach(curve: np.ndarray, target: float, start: int = AT, rtol: float = RTOL):
+def iterations_to_reach(curve: np.ndarray, target: float, start: int = AT, rtol: float = RTOL) -> tuple[int, bool]:
     """``(j - start, False)`` for the first ``j >= start`` with ``curve[j] <= target``.
 
     If the curve never reaches the target: ``(iterations run after start + 1, True)``
     (a censored lower bound).
+
+    Parameters
+    ----------
+    curve : ndarray of shape (n_iter,)
+        An NLL curve (:func:`nll_curve`), non-empty; past its end it keeps its last value.
+    target : float
+        The NLL to reach (within ``rtol``: ``curve[j] <= target + rtol * max(|target|, 1)``).
+    start : int, default=5
+        First iteration considered.
+    rtol : float, default=1e-9
+        Relative tolerance.
+
+    Returns
+    -------
+    n : int
+        Iterations after ``start`` (or the censored lower bound).
+    censored : bool
+        True when the target is never reached.
     """
     for j in range(start, max(curve.size, start + 1)):
         if _reached(_at(curve, j), target, rtol):
@@ -86,12 +119,39 @@ def iterations_to_reach(curve: np.ndarray, target: float, start: int = AT, rtol:
 
 @dataclass(frozen=True)
 class Gap:
+    """The §7.4 histogram value of one pair of NLL curves.
+
+    Attributes
+    ----------
+    value : float
+        Positive: ``w`` ahead by that many iterations of the other model; negative: ``w`` behind;
+        0: equal at the comparison iteration; NaN without curves.
+    censored : bool
+        The lagging model never reached the target (``value`` is a lower bound in magnitude).
+    """
     value: float  # positive: w ahead by that many iterations of the other; negative: w behind
     censored: bool
 
 
-def convergence_gap(w_curve, other_curve, at: int = AT, rtol: float = RTOL) -> Gap:
-    """The §7.4 histogram value for one pair of NLL curves (see the module docstring)."""
+def convergence_gap(w_curve: ArrayLike, other_curve: ArrayLike, at: int = AT, rtol: float = RTOL) -> Gap:
+    """The §7.4 histogram value for one pair of NLL curves (see the module docstring).
+
+    Parameters
+    ----------
+    w_curve : array-like of float
+        NLL curve of the weighted model.
+    other_curve : array-like of float
+        NLL curve of the other parameterization, on the same fold.
+    at : int, default=5
+        Comparison iteration.
+    rtol : float, default=1e-9
+        Relative tolerance of equality and of reaching a target.
+
+    Returns
+    -------
+    Gap
+        The signed gap; ``Gap(nan, False)`` when a curve is empty.
+    """
     w = np.asarray(w_curve, dtype=float)
     o = np.asarray(other_curve, dtype=float)
     if w.size == 0 or o.size == 0:
@@ -111,6 +171,34 @@ def dataset_gaps(records: pd.DataFrame, w_model: str, other_model: str, *, at: i
     """Per-dataset gaps of ``w_model`` over ``other_model`` from records with traces.
 
     Returns columns ``dataset, gap, censored, n_folds`` (folds with both traces).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Records with a ``trace`` column (``load_results(..., with_trace=True)``); failed tasks are
+        ignored.
+    w_model : str
+        Label of the weighted model.
+    other_model : str
+        Label of the other model.
+    at : int, default=5
+        Comparison iteration.
+    aggregate : {"median", "mean", "first"}, default="median"
+        How a dataset's fold gaps are combined (``"first"``: the first (round, fold) with both
+        traces).
+    rtol : float, default=1e-9
+        Relative tolerance.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset with both traces on some fold, sorted by dataset; ``censored`` when
+        more than half of its folds are. Empty (with the columns) without a ``trace`` column.
+
+    Raises
+    ------
+    ValueError
+        If ``aggregate`` is unknown.
     """
     if aggregate not in ("median", "mean", "first"):
         raise ValueError(f"unknown aggregate {aggregate!r}")
@@ -140,7 +228,23 @@ def dataset_gaps(records: pd.DataFrame, w_model: str, other_model: str, *, at: i
 
 
 def median_trace(records: pd.DataFrame, dataset: str, model: str) -> np.ndarray:
-    """The element-wise median NLL curve over a dataset's folds (curves extended with their final value)."""
+    """The element-wise median NLL curve over a dataset's folds (curves extended with their final value).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Records with a ``trace`` column.
+    dataset : str
+        Dataset name.
+    model : str
+        Model label.
+
+    Returns
+    -------
+    ndarray of shape (n_iter,)
+        Median NLL per iteration over the successful folds, as long as the longest curve; empty
+        without traces.
+    """
     sel = records[(records["dataset"] == dataset) & (records["model"] == model) & (records["status"] == "ok")]
     curves = [nll_curve(t) for t in sel["trace"]] if "trace" in sel else []
     curves = [c for c in curves if c.size]

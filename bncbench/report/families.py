@@ -24,18 +24,46 @@ ORDER = ("generative", "weighted", "discriminative", "extended")
 
 @dataclass
 class Family:
-    """Models that differ only in their parameterization: ``members`` maps a param name to a label."""
+    """Models that differ only in their parameterization: ``members`` maps a param name to a label.
+
+    Attributes
+    ----------
+    name : str
+        A file-name slug of the family (e.g. ``nb``, ``kdb_1``).
+    members : dict of str to str
+        Parameterization name (``generative``, ``weighted``, ...) -> model label.
+    """
 
     name: str
     members: dict = field(default_factory=dict)
 
-    def labels(self) -> list:
+    def labels(self) -> list[str]:
+        """The members' labels, in the papers' order.
+
+        Returns
+        -------
+        list of str
+            Generative, weighted, discriminative, extended (those present), then other
+            parameterizations' labels sorted by parameterization name.
+        """
         known = [self.members[p] for p in ORDER if p in self.members]
         return known + [m for p, m in sorted(self.members.items()) if p not in ORDER]
 
 
-def model_params(records: pd.DataFrame) -> dict:
-    """``{label: parameters}`` from the ``param.*`` columns of :func:`bncbench.store.load_results`."""
+def model_params(records: pd.DataFrame) -> dict[str, dict]:
+    """``{label: parameters}`` from the ``param.*`` columns of :func:`bncbench.store.load_results`.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Records with ``model`` and ``param.*`` columns.
+
+    Returns
+    -------
+    dict of str to dict
+        Per label (first record of each), its parameters without the ``param.`` prefix; JSON
+        lists and mappings stored as strings are decoded, missing (None/NaN) values left out.
+    """
     cols = [c for c in records.columns if c.startswith("param.")]
     out: dict = {}
     for label, g in records.groupby("model", sort=False):
@@ -69,8 +97,27 @@ def _split(params: dict):
     return name, json.dumps(fam, sort_keys=True, default=str), json.dumps(base, sort_keys=True, default=str)
 
 
-def families(models: list, params: dict) -> list:
-    """The families among ``models`` (labels in report order), each with its generative base if present."""
+def families(models: list[str], params: dict[str, dict]) -> list[Family]:
+    """The families among ``models`` (labels in report order), each with its generative base if present.
+
+    Models are grouped by their stored parameters: models of a parameterization other than
+    ``generative`` whose parameters are equal apart from the parameterization and its own
+    hyperparameters form a family, joined by the generative model of the same structure and
+    estimate. Baselines and models whose parameterization is not registered belong to no family.
+
+    Parameters
+    ----------
+    models : list of str
+        Labels, in report order.
+    params : dict of str to dict
+        Stored parameters by label (:func:`model_params`).
+
+    Returns
+    -------
+    list of Family
+        In order of their first non-generative member; a family without a generative model
+        is included too.
+    """
     split = {m: _split(params.get(m)) for m in models}
     fams: dict = {}
     for m, s in split.items():

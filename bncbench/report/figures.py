@@ -18,7 +18,9 @@ writes it atomically as ``<base>.pdf`` and ``<base>.png``.
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 import matplotlib
 
@@ -30,6 +32,12 @@ import pandas as pd  # noqa: E402
 
 from bncbench.report.stats import geometric_mean_ratios, metric_matrix, metric_name, subset_datasets  # noqa: E402
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from numpy.typing import ArrayLike
+
+    from bncbench.report.stats import FriedmanResult
+
 FORMATS = ("pdf", "png")
 DPI = 150
 MARKERS = ["x", "^", "o", "s", "D", "v", "P", "*"]
@@ -40,7 +48,19 @@ DODGE = 0.06
 
 
 def display_label(label: str) -> str:
-    """``NB^w (I)`` -> mathtext ``NB$^{\\mathrm{w}}$ (I)``."""
+    r"""``NB^w (I)`` -> mathtext ``NB$^{\mathrm{w}}$ (I)``.
+
+    Parameters
+    ----------
+    label : str
+        A model label.
+
+    Returns
+    -------
+    str
+        The label with its first ``^suffix`` (letters and digits) as a mathtext superscript; a
+        label without one is returned with ``$`` escaped.
+    """
     import re
 
     m = re.match(r"^([^\^]*)\^([A-Za-z0-9]+)(.*)$", str(label))
@@ -61,11 +81,25 @@ def _plain_log(ax, which="both") -> None:
             axis.set_minor_formatter(NullFormatter())
 
 
-def save(fig, base, *, tight: bool = False) -> list[Path]:
+def save(fig: Figure, base: str | os.PathLike, *, tight: bool = False) -> list[Path]:
     """Write ``fig`` to ``base.pdf`` and ``base.png`` (temp file + rename) and close it.
 
     Figures are laid out by ``tight_layout`` when built; ``tight=True`` also
     crops to the drawn artists (for text outside the axes).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure; figures of :func:`cd_diagram` ask for ``tight`` themselves.
+    base : str or os.PathLike
+        Path without extension (any suffix is replaced).
+    tight : bool, default=False
+        Crop to the drawn artists.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The written files, PDF first. PDF and PNG carry no creation date or software metadata.
     """
     from bncbench.store import atomic_write_bytes
 
@@ -84,9 +118,33 @@ def save(fig, base, *, tight: bool = False) -> list[Path]:
 
 
 # ------------------------------------------------------------ geometric means
-def geomean_figure(summary: pd.DataFrame, models: list, reference: str, metrics, *, subsets=("All", "Big"),
-                   title: str | None = None, log: bool | None = None):
-    """Grouped bars: geometric mean of ``metric(model) / metric(reference)`` per metric, one panel per subset."""
+def geomean_figure(summary: pd.DataFrame, models: list[str], reference: str, metrics: Sequence[str], *,
+                   subsets: Sequence[str] = ("All", "Big"), title: str | None = None,
+                   log: bool | None = None) -> Figure:
+    """Grouped bars: geometric mean of ``metric(model) / metric(reference)`` per metric, one panel per subset.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means (:func:`bncbench.summary.summarize`).
+    models : list of str
+        Models of the bars (the reference is put first, in gray, and not repeated).
+    reference : str
+        The model the ratios are relative to.
+    metrics : sequence of str
+        One bar group per metric.
+    subsets : sequence of str, default=("All", "Big")
+        Dataset subsets, one panel each; subsets without datasets are left out.
+    title : str, optional
+        Figure title.
+    log : bool, optional
+        Log y axis; by default when a time metric is shown.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure (a NaN ratio is drawn as an empty bar).
+    """
     subsets = [s for s in subsets if subset_datasets(summary, s)]
     models = list(dict.fromkeys([reference, *models]))
     metrics = list(metrics)
@@ -122,11 +180,32 @@ def geomean_figure(summary: pd.DataFrame, models: list, reference: str, metrics,
 
 
 # -------------------------------------------------------------- scatter plots
-def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list, metrics=("zero_one", "rmse", "train_time"),
-                   *, subsets=("All", "Big"), title: str | None = None):
+def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list[str],
+                   metrics: Sequence[str] = ("zero_one", "rmse", "train_time"), *,
+                   subsets: Sequence[str] = ("All", "Big"), title: str | None = None) -> Figure:
     """One panel per (subset, metric): each dataset's mean of ``x_model`` (x) vs each of ``y_models`` (y).
 
     Points above the diagonal: ``x_model`` has the lower loss (wins).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means.
+    x_model : str
+        Model on the x axis.
+    y_models : list of str
+        Models on the y axis, one marker each.
+    metrics : sequence of str, default=("zero_one", "rmse", "train_time")
+        One column of panels per metric; time metrics on log axes (non-positive times dropped).
+    subsets : sequence of str, default=("All", "Big")
+        One row of panels per subset with datasets.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
     """
     subsets = [s for s in subsets if subset_datasets(summary, s)]
     metrics = list(metrics)
@@ -178,11 +257,23 @@ def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list, metrics=
 
 
 # --------------------------------------------------------- convergence curves
-def convergence_figure(curves: dict, *, title: str | None = None):
+def convergence_figure(curves: dict[str, dict[str, ArrayLike]], *, title: str | None = None) -> Figure:
     """``curves``: ``{dataset: {model: nll array indexed by iteration}}``; one panel per dataset.
 
     The x axis is ``iteration + 1`` on a log scale, so 1 is the NLL before
     optimization (as in the paper's Figs. 13-14).
+
+    Parameters
+    ----------
+    curves : dict
+        NLL curves by dataset and model label; empty curves are skipped.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Panels in two columns; a single "no traces" panel without datasets.
     """
     datasets = list(curves)
     n = max(len(datasets), 1)
@@ -214,8 +305,26 @@ def convergence_figure(curves: dict, *, title: str | None = None):
     return fig
 
 
-def convergence_histogram(gaps: dict, *, w_model: str, at: int = 5, title: str | None = None):
-    """``gaps``: ``{other_model: DataFrame(dataset, gap, censored)}``; one histogram per other model."""
+def convergence_histogram(gaps: dict[str, pd.DataFrame], *, w_model: str, at: int = 5,
+                          title: str | None = None) -> Figure:
+    """``gaps``: ``{other_model: DataFrame(dataset, gap, censored)}``; one histogram per other model.
+
+    Parameters
+    ----------
+    gaps : dict of str to pandas.DataFrame
+        Per other model, the per-dataset gaps of :func:`bncbench.report.convergence.dataset_gaps`.
+    w_model : str
+        Label of the weighted model (axis label).
+    at : int, default=5
+        The comparison iteration (axis label).
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One histogram per other model, titled with the mean, median, count and censored count.
+    """
     others = list(gaps)
     fig, axes = plt.subplots(1, max(len(others), 1), figsize=(4.0 * max(len(others), 1), 3.0), squeeze=False)
     for ax, (m, df) in zip(axes[0], gaps.items()):
@@ -248,7 +357,7 @@ def convergence_histogram(gaps: dict, *, w_model: str, at: int = 5, title: str |
 
 # ------------------------------------------------------------ win/loss plots
 def winloss_figure(data: pd.DataFrame, *, title: str | None = None, y: str = "difference",
-                   xlabel: str | None = None):
+                   xlabel: str | None = None) -> Figure:
     """Win/loss plot of :func:`~bncbench.report.stats.winloss_data`: one panel per (subset, metric).
 
     ``y="difference"``: one curve per series, ``wins - losses`` of the first
@@ -257,6 +366,27 @@ def winloss_figure(data: pd.DataFrame, *, title: str | None = None, y: str = "di
     Curves carry the series name as label; the x axis is categorical with
     the ``x`` labels in ``position`` order, each series dodged sideways by
     ``DODGE`` (so equal curves stay visible).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows of :func:`~bncbench.report.stats.winloss_data`.
+    title : str, optional
+        Figure title.
+    y : {"difference", "both"}, default="difference"
+        What the curves show.
+    xlabel : str, optional
+        Label of the x axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` is unknown or ``data`` is empty.
     """
     if y not in ("difference", "both"):
         raise ValueError(f"y must be 'difference' or 'both', not {y!r}")
@@ -312,11 +442,23 @@ def winloss_figure(data: pd.DataFrame, *, title: str | None = None, y: str = "di
 
 
 # -------------------------------------------------------------- CD diagram
-def cd_diagram(result, *, title: str | None = None):
+def cd_diagram(result: FriedmanResult, *, title: str | None = None) -> Figure:
     """Demšar (2006) critical-difference diagram of a :class:`~bncbench.report.stats.FriedmanResult`.
 
     Models on the rank axis (1 = best, left); thick bars join models whose
     average ranks differ by less than the Nemenyi critical difference.
+
+    Parameters
+    ----------
+    result : FriedmanResult
+        The Friedman test of one metric.
+    title : str, optional
+        Figure title; by default the metric, Friedman p-value, number of datasets and alpha.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, marked to be cropped when saved (labels sit outside the axes).
     """
     from bncbench.report.stats import nemenyi_cliques
 

@@ -37,6 +37,16 @@ TIME = ("train_time", "test_time")
 
 @dataclass
 class Section:
+    """One section of the report's index.
+
+    Attributes
+    ----------
+    title : str
+        The heading.
+    items : list of tuple
+        In order: ``("text", markdown)``, ``("links", text, {fmt: relpath})``,
+        ``("table", markdown, {fmt: relpath})`` or ``("figure", caption, {fmt: relpath})``.
+    """
     title: str
     items: list = field(default_factory=list)  # ("text", str) | ("table", md, {fmt: relpath}) | ("figure", caption, {fmt: relpath})
 

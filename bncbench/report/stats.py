@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
 from bncbench.errors import BNCBenchError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 DRAW_RTOL = 1e-9
 DRAW_ATOL = 1e-12
@@ -48,6 +52,18 @@ METRIC_NAMES = {
 
 
 def metric_name(metric: str) -> str:
+    """Display name of a metric.
+
+    Parameters
+    ----------
+    metric : str
+        A metric column (``zero_one``, ``rmse``, ...).
+
+    Returns
+    -------
+    str
+        Its entry of :data:`METRIC_NAMES`, or ``metric`` itself when it has none.
+    """
     return METRIC_NAMES.get(metric, metric)
 
 
@@ -58,6 +74,23 @@ def sign_test(wins: int, losses: int) -> float:
     ``p = min(1, 2 * P[X <= min(wins, losses)])`` with ``X ~ Bin(wins + losses, 1/2)``,
     which equals ``scipy.stats.binomtest(wins, wins + losses).pvalue``.
     With no decided dataset (``wins + losses == 0``) the p-value is 1.
+
+    Parameters
+    ----------
+    wins : int
+        Datasets won.
+    losses : int
+        Datasets lost.
+
+    Returns
+    -------
+    float
+        The p-value.
+
+    Raises
+    ------
+    ValueError
+        If ``wins`` or ``losses`` is negative.
     """
     wins, losses = int(wins), int(losses)
     if wins < 0 or losses < 0:
@@ -72,12 +105,40 @@ def sign_test(wins: int, losses: int) -> float:
 
 
 def is_draw(a: float, b: float, *, rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> bool:
+    """Whether two means are equal up to round-off: ``|a - b| <= atol + rtol * max(|a|, |b|)``.
+
+    Parameters
+    ----------
+    a, b : float
+        The two values.
+    rtol : float, default=1e-9
+        Relative tolerance.
+    atol : float, default=1e-12
+        Absolute tolerance.
+
+    Returns
+    -------
+    bool
+        True for a draw.
+    """
     return abs(a - b) <= atol + rtol * max(abs(a), abs(b))
 
 
 @dataclass(frozen=True)
 class WDL:
-    """Wins, draws and losses of model ``a`` against model ``b`` (lower is better)."""
+    """Wins, draws and losses of model ``a`` against model ``b`` (lower is better).
+
+    Attributes
+    ----------
+    wins : int
+        Datasets where ``a``'s mean is lower.
+    draws : int
+        Datasets where the means are equal up to round-off (:func:`is_draw`).
+    losses : int
+        Datasets where ``a``'s mean is higher.
+    p : float
+        Two-tailed sign test p-value of wins against losses (:func:`sign_test`).
+    """
 
     wins: int
     draws: int
@@ -86,21 +147,57 @@ class WDL:
 
     @property
     def n(self) -> int:
+        """Number of datasets compared.
+
+        Returns
+        -------
+        int
+            ``wins + draws + losses``.
+        """
         return self.wins + self.draws + self.losses
 
     @property
     def significant(self) -> bool:
+        """Whether the sign test is significant at :data:`ALPHA`.
+
+        Returns
+        -------
+        bool
+            ``p <= ALPHA``.
+        """
         return self.p <= ALPHA
 
     def __str__(self) -> str:
         return f"{self.wins}/{self.draws}/{self.losses}"
 
 
-def wdl(a, b, *, rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> WDL:
+def wdl(a: pd.Series | Sequence[float], b: pd.Series | Sequence[float], *, rtol: float = DRAW_RTOL,
+        atol: float = DRAW_ATOL) -> WDL:
     """W-D-L of ``a`` vs ``b`` over the datasets where both are defined.
 
     ``a`` and ``b`` are per-dataset means (Series indexed by dataset, or
     equal-length sequences); NaNs drop the dataset.
+
+    Parameters
+    ----------
+    a : pandas.Series or sequence of float
+        Per-dataset means of the first model (its wins are counted).
+    b : pandas.Series or sequence of float
+        Per-dataset means of the second model, aligned with ``a`` by index.
+    rtol : float, default=1e-9
+        Relative tolerance of a draw.
+    atol : float, default=1e-12
+        Absolute tolerance of a draw.
+
+    Returns
+    -------
+    WDL
+        The counts and the sign test.
+
+    Raises
+    ------
+    ValueError
+        If ``a`` and ``b`` are plain sequences of different lengths.
     """
     a = pd.Series(a, dtype=float) if not isinstance(a, pd.Series) else a.astype(float)
     b = pd.Series(b, dtype=float) if not isinstance(b, pd.Series) else b.astype(float)
@@ -122,7 +219,25 @@ SUBSETS = ("All", "Big")
 
 
 def subset_datasets(summary: pd.DataFrame, subset: str) -> list[str]:
-    """Datasets of a subset: ``All`` or ``Big`` (> 10,000 instances, the ``big`` column)."""
+    """Datasets of a subset: ``All`` or ``Big`` (> 10,000 instances, the ``big`` column).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means (:func:`bncbench.summary.summarize`).
+    subset : {"All", "Big"}
+        The subset.
+
+    Returns
+    -------
+    list of str
+        The datasets, in order of first appearance (``Big`` is empty without a ``big`` column).
+
+    Raises
+    ------
+    ValueError
+        If ``subset`` is unknown.
+    """
     ds = summary.drop_duplicates("dataset")
     if subset == "All":
         return list(ds["dataset"])
@@ -132,11 +247,33 @@ def subset_datasets(summary: pd.DataFrame, subset: str) -> list[str]:
     raise ValueError(f"unknown subset {subset!r}")
 
 
-def metric_matrix(summary: pd.DataFrame, metric: str, models=None, datasets=None) -> pd.DataFrame:
+def metric_matrix(summary: pd.DataFrame, metric: str, models: Sequence[str] | None = None,
+                  datasets: Sequence[str] | None = None) -> pd.DataFrame:
     """Datasets x models matrix of one metric's per-dataset means.
 
     A (dataset, model) with a failed task (``n_failed > 0``) or no successful
     task is NaN: a mean over fewer folds is not comparable.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means.
+    metric : str
+        A column of ``summary``.
+    models : sequence of str, optional
+        Columns of the result, in this order (missing models give NaN columns); all by default.
+    datasets : sequence of str, optional
+        Rows of the result, in this order (missing datasets give NaN rows); all by default.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Float matrix, index ``dataset``, columns ``model``.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``metric`` is not a column of ``summary``.
     """
     if metric not in summary:
         raise BNCBenchError(f"metric {metric!r} is not in the results; choose from {', '.join(METRIC_NAMES)}")
@@ -151,13 +288,38 @@ def metric_matrix(summary: pd.DataFrame, metric: str, models=None, datasets=None
     return m.astype(float)
 
 
-def wdl_table(summary: pd.DataFrame, pairs, metrics, *, subsets=SUBSETS,
-              rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> pd.DataFrame:
+def wdl_table(summary: pd.DataFrame, pairs: Sequence[tuple[str, str]], metrics: Sequence[str], *,
+              subsets: Sequence[str] = SUBSETS, rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> pd.DataFrame:
     """Long-format W-D-L table: one row per (subset, metric, pair).
 
     Columns: ``subset, metric, model_a, model_b, wins, draws, losses, n, p,
     significant``; ``wins`` count datasets where ``model_a``'s mean is lower.
     Subset ``Big`` rows are omitted when the results hold no big dataset.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means.
+    pairs : sequence of tuple of str
+        ``(model_a, model_b)`` pairs.
+    metrics : sequence of str
+        Metrics compared.
+    subsets : sequence of str, default=("All", "Big")
+        Dataset subsets.
+    rtol, atol : float
+        Tolerances of a draw (see :func:`is_draw`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table (empty, with its columns, when no subset has datasets).
+
+    Raises
+    ------
+    BNCBenchError
+        If a model of a pair or a metric is not in the results.
+    ValueError
+        If a subset is unknown.
     """
     known = set(summary["model"]) if len(summary) else set()
     for a, b in pairs:
@@ -184,7 +346,8 @@ WINLOSS_COLUMNS = ["subset", "metric", "series", "position", "x", "model_a", "mo
                    "n", "wins_minus_losses", "p", "significant"]
 
 
-def winloss_data(summary: pd.DataFrame, series: dict, metrics, *, x=None, subsets=SUBSETS,
+def winloss_data(summary: pd.DataFrame, series: dict[str, Sequence[tuple[str, str]]], metrics: Sequence[str], *,
+                 x: Sequence[Any] | None = None, subsets: Sequence[str] = SUBSETS,
                  rtol: float = DRAW_RTOL, atol: float = DRAW_ATOL) -> pd.DataFrame:
     """The data of a win/loss plot: W-D-L of every pair of every series, by subset and metric.
 
@@ -195,6 +358,32 @@ def winloss_data(summary: pd.DataFrame, series: dict, metrics, *, x=None, subset
     result, subset ``Big`` omitted when no dataset is big). One row per
     (subset, metric, series, position), columns :data:`WINLOSS_COLUMNS`;
     ``wins_minus_losses`` is what the plot shows by default (draws ignored).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means.
+    series : dict of str to sequence of tuple of str
+        Curve name -> ``(a, b)`` pairs.
+    metrics : sequence of str
+        Metrics compared.
+    x : sequence, optional
+        Tick labels, one per position (converted to str).
+    subsets : sequence of str, default=("All", "Big")
+        Dataset subsets.
+    rtol, atol : float
+        Tolerances of a draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows described above.
+
+    Raises
+    ------
+    BNCBenchError
+        If there is no series, the series are empty or of different lengths, ``x`` has the wrong
+        length, or a model or metric is not in the results.
     """
     series = {str(k): [tuple(p) for p in v] for k, v in series.items()}
     if not series:
@@ -220,13 +409,37 @@ def winloss_data(summary: pd.DataFrame, series: dict, metrics, *, x=None, subset
 
 
 # --------------------------------------------------------------- geometric means
-def geometric_mean_ratios(summary: pd.DataFrame, metric: str, models, reference: str, datasets=None) -> dict:
+def geometric_mean_ratios(summary: pd.DataFrame, metric: str, models: Sequence[str], reference: str,
+                          datasets: Sequence[str] | None = None) -> dict[str, Any]:
     """Geometric mean over datasets of ``metric(model) / metric(reference)``.
 
     Only datasets where every listed model (and the reference) has a
     positive, finite mean are used (a 0-1 loss of 0 has no logarithm); the
     number used and dropped is returned with the ratios:
     ``{"ratios": {model: gm}, "n": n_used, "dropped": [datasets]}``.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means.
+    metric : str
+        The metric.
+    models : sequence of str
+        Models to compare (the reference is added first if missing).
+    reference : str
+        The reference model (its ratio is 1).
+    datasets : sequence of str, optional
+        Datasets considered; all by default.
+
+    Returns
+    -------
+    dict
+        ``ratios`` (NaN for every model when no dataset is usable), ``n`` and ``dropped``.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``metric`` is not in the results.
     """
     models = list(dict.fromkeys([reference, *models]))
     mat = metric_matrix(summary, metric, models=models, datasets=datasets)
@@ -242,25 +455,99 @@ def geometric_mean_ratios(summary: pd.DataFrame, metric: str, models, reference:
 
 
 # ------------------------------------------------------------ Friedman / Nemenyi
-def rank_matrix(values: np.ndarray) -> np.ndarray:
-    """Per-row ranks (1 = lowest value = best), ties get the average rank."""
+def rank_matrix(values: ArrayLike) -> np.ndarray:
+    """Per-row ranks (1 = lowest value = best), ties get the average rank.
+
+    Parameters
+    ----------
+    values : array-like of shape (n, k)
+        One row per dataset, one column per model.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+        Float ranks.
+    """
     return np.apply_along_axis(_st.rankdata, 1, np.asarray(values, dtype=float))
 
 
 def nemenyi_q(k: int, alpha: float = ALPHA) -> float:
-    """Critical value q_alpha of the Nemenyi test: studentized range / sqrt(2) (Demšar 2006, Table 5)."""
+    """Critical value q_alpha of the Nemenyi test: studentized range / sqrt(2) (Demšar 2006, Table 5).
+
+    Parameters
+    ----------
+    k : int
+        Number of models (>= 2).
+    alpha : float, default=0.05
+        Significance level.
+
+    Returns
+    -------
+    float
+        ``q_alpha``.
+
+    Raises
+    ------
+    ValueError
+        If ``k < 2``.
+    """
     if k < 2:
         raise ValueError("need at least two models")
     return float(_st.studentized_range.ppf(1 - alpha, k, np.inf) / math.sqrt(2))
 
 
 def nemenyi_cd(k: int, n: int, alpha: float = ALPHA) -> float:
-    """Critical difference of average ranks: ``q_alpha * sqrt(k (k + 1) / (6 n))``."""
+    """Critical difference of average ranks: ``q_alpha * sqrt(k (k + 1) / (6 n))``.
+
+    Parameters
+    ----------
+    k : int
+        Number of models (>= 2).
+    n : int
+        Number of datasets.
+    alpha : float, default=0.05
+        Significance level.
+
+    Returns
+    -------
+    float
+        The critical difference.
+
+    Raises
+    ------
+    ValueError
+        If ``k < 2``.
+    """
     return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
 
 
 @dataclass
 class FriedmanResult:
+    """The Friedman test of one metric, with the Iman–Davenport F and the Nemenyi critical difference.
+
+    Attributes
+    ----------
+    metric : str
+        The metric tested.
+    models : list of str
+        Models, in the matrix's column order.
+    datasets : list of str
+        Datasets with results for every model.
+    avg_ranks : pandas.Series
+        Average rank by model, ascending (best first).
+    statistic : float
+        Friedman chi-square, tie-corrected as ``scipy.stats.friedmanchisquare``.
+    pvalue : float
+        Its p-value (chi-square with ``k - 1`` degrees of freedom).
+    iman_davenport : float
+        F statistic of Iman & Davenport (1980); ``inf`` when the rankings agree perfectly.
+    iman_davenport_p : float
+        Its p-value.
+    cd : float
+        Nemenyi critical difference at ``alpha``.
+    alpha : float
+        Significance level.
+    """
     metric: str
     models: list
     datasets: list
@@ -274,13 +561,34 @@ class FriedmanResult:
 
     @property
     def n(self) -> int:
+        """Number of datasets.
+
+        Returns
+        -------
+        int
+            ``len(datasets)``.
+        """
         return len(self.datasets)
 
     @property
     def k(self) -> int:
+        """Number of models.
+
+        Returns
+        -------
+        int
+            ``len(models)``.
+        """
         return len(self.models)
 
     def table(self) -> pd.DataFrame:
+        """The average ranks as a table.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``model`` and ``avg_rank``, best first.
+        """
         return pd.DataFrame({"model": self.avg_ranks.index, "avg_rank": self.avg_ranks.to_numpy()})
 
 
@@ -294,6 +602,25 @@ def friedman(matrix: pd.DataFrame, *, metric: str = "", alpha: float = ALPHA) ->
 
     with ``R_j`` the average rank of model ``j``; also the Iman–Davenport F
     and the Nemenyi critical difference (Demšar 2006).
+
+    Parameters
+    ----------
+    matrix : pandas.DataFrame
+        Datasets x models (e.g. :func:`metric_matrix`); lower is better.
+    metric : str, default=""
+        Name stored in the result.
+    alpha : float, default=0.05
+        Significance level of the critical difference.
+
+    Returns
+    -------
+    FriedmanResult
+        The test.
+
+    Raises
+    ------
+    BNCBenchError
+        If there are fewer than two models, or fewer than two datasets with results for every model.
     """
     mat = matrix.dropna(axis=0, how="any")
     n, k = mat.shape
@@ -326,6 +653,18 @@ def nemenyi_cliques(avg_ranks: pd.Series, cd: float) -> list[list[str]]:
 
     These are the bars of the critical-difference diagram: models joined by
     a bar are not significantly different.
+
+    Parameters
+    ----------
+    avg_ranks : pandas.Series
+        Average rank by model, ascending.
+    cd : float
+        The critical difference.
+
+    Returns
+    -------
+    list of list of str
+        Each group's models in rank order; groups of at least two models, none inside another.
     """
     names = list(avg_ranks.index)
     r = avg_ranks.to_numpy()

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from bncbench.report.stats import ALPHA, METRIC_NAMES, metric_name
+
+if TYPE_CHECKING:
+    from bncbench.report.stats import FriedmanResult
 
 _TEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -29,6 +33,18 @@ _TEX_SPECIAL = {
 
 
 def tex_escape(text: str) -> str:
+    r"""Escape LaTeX's special characters.
+
+    Parameters
+    ----------
+    text : str
+        Any text (converted with ``str``).
+
+    Returns
+    -------
+    str
+        ``\ & % $ # _ { } ~ ^ < >`` replaced by their LaTeX commands or escapes.
+    """
     return "".join(_TEX_SPECIAL.get(c, c) for c in str(text))
 
 
@@ -37,7 +53,18 @@ _SUPERSCRIPT = re.compile(r"^([^\^]*)\^([A-Za-z0-9]+)(.*)$")
 
 
 def tex_label(label: str) -> str:
-    """``KDB-1^d (I)`` -> ``KDB-1$^{\\mathrm{d}}$ (I)``; other text escaped."""
+    r"""``KDB-1^d (I)`` -> ``KDB-1$^{\mathrm{d}}$ (I)``; other text escaped.
+
+    Parameters
+    ----------
+    label : str
+        A model label.
+
+    Returns
+    -------
+    str
+        LaTeX text; the first ``^suffix`` (letters and digits) becomes a math-mode superscript.
+    """
     m = _SUPERSCRIPT.match(str(label))
     if not m:
         return tex_escape(label)
@@ -45,19 +72,53 @@ def tex_label(label: str) -> str:
 
 
 def md_escape(text: str) -> str:
+    """Escape the Markdown characters that break the report's tables and emphasis.
+
+    Parameters
+    ----------
+    text : str
+        Any text (converted with ``str``).
+
+    Returns
+    -------
+    str
+        ``|``, ``*`` and ``_`` backslash-escaped.
+    """
     return str(text).replace("|", r"\|").replace("*", r"\*").replace("_", r"\_")
 
 
 def md_label(label: str) -> str:
-    """``NB^w (I)`` -> ``NB<sup>w</sup> (I)`` (GitHub Markdown)."""
+    """``NB^w (I)`` -> ``NB<sup>w</sup> (I)`` (GitHub Markdown).
+
+    Parameters
+    ----------
+    label : str
+        A model label.
+
+    Returns
+    -------
+    str
+        Markdown; the first ``^suffix`` (letters and digits) becomes ``<sup>``, the rest is escaped.
+    """
     m = _SUPERSCRIPT.match(str(label))
     if not m:
         return md_escape(label)
     return f"{md_escape(m[1])}<sup>{m[2]}</sup>{md_escape(m[3])}"
 
 
-def format_p(p: float) -> str:
-    """``<0.001`` below 0.001, otherwise three significant digits (``0.0106``, ``0.275``, ``1``)."""
+def format_p(p: float | None) -> str:
+    """``<0.001`` below 0.001, otherwise three significant digits (``0.0106``, ``0.275``, ``1``).
+
+    Parameters
+    ----------
+    p : float or None
+        A p-value.
+
+    Returns
+    -------
+    str
+        The formatted value; ``"-"`` for None or NaN.
+    """
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "-"
     if p < 0.001:
@@ -84,7 +145,21 @@ SUBSET_TITLES = {"All": "All datasets", "Big": "Big datasets"}
 
 
 def wdl_latex(table: pd.DataFrame, *, caption_comment: str | None = None) -> str:
-    """Table 4 layout: a W--D--L and a p column per pair, All then Big blocks; p <= 0.05 in bold."""
+    """Table 4 layout: a W--D--L and a p column per pair, All then Big blocks; p <= 0.05 in bold.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table of :func:`bncbench.report.stats.wdl_table`.
+    caption_comment : str, optional
+        Text put first as ``%`` comment lines.
+
+    Returns
+    -------
+    str
+        A booktabs ``tabular`` (no float environment), ending with a newline; ``--`` for a
+        missing cell.
+    """
     pairs = _pairs_in_order(table)
     ncol = 1 + 2 * len(pairs)
     lines = []
@@ -118,6 +193,18 @@ def wdl_latex(table: pd.DataFrame, *, caption_comment: str | None = None) -> str
 
 
 def wdl_markdown(table: pd.DataFrame) -> str:
+    """The W-D-L table as Markdown: one row per (subset, metric), a W-D-L and a p column per pair.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table of :func:`bncbench.report.stats.wdl_table`.
+
+    Returns
+    -------
+    str
+        A pipe table (significant p-values in bold, ``-`` for a missing cell) and a legend line.
+    """
     pairs = _pairs_in_order(table)
     head = ["Datasets", "Metric"]
     for a, b in pairs:
@@ -140,6 +227,18 @@ def wdl_markdown(table: pd.DataFrame) -> str:
 
 
 def wdl_csv(table: pd.DataFrame) -> str:
+    """The W-D-L table as CSV.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table of :func:`bncbench.report.stats.wdl_table`.
+
+    Returns
+    -------
+    str
+        Its columns without the index, floats with six significant digits.
+    """
     return table.to_csv(index=False, float_format="%.6g")
 
 
@@ -179,7 +278,19 @@ def _winloss_row(data, subset, metric, series, positions, missing: str, bold: st
 
 
 def winloss_markdown(data: pd.DataFrame) -> str:
-    """The counts behind a win/loss plot: one row per (subset, metric, series), one W/D/L column per x."""
+    """The counts behind a win/loss plot: one row per (subset, metric, series), one W/D/L column per x.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows of :func:`bncbench.report.stats.winloss_data`.
+
+    Returns
+    -------
+    str
+        A pipe table (significant cells in bold, ``-`` when missing) and a legend naming each
+        series' pairs.
+    """
     xs, positions = _winloss_layout(data)
     head = ["Datasets", "Metric", "Series"] + [md_escape(x) for x in xs]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["--:"] * len(xs)) + "|"]
@@ -195,7 +306,20 @@ def winloss_markdown(data: pd.DataFrame) -> str:
 
 
 def winloss_latex(data: pd.DataFrame, *, caption_comment: str | None = None) -> str:
-    """The same as :func:`winloss_markdown` as a booktabs ``tabular``, All then Big blocks."""
+    """The same as :func:`winloss_markdown` as a booktabs ``tabular``, All then Big blocks.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Rows of :func:`bncbench.report.stats.winloss_data`.
+    caption_comment : str, optional
+        Text put first as ``%`` comment lines.
+
+    Returns
+    -------
+    str
+        The ``tabular``, preceded by comments naming each series' pairs.
+    """
     xs, positions = _winloss_layout(data)
     ncol = 2 + len(xs)
     lines = []
@@ -222,11 +346,27 @@ def winloss_latex(data: pd.DataFrame, *, caption_comment: str | None = None) -> 
 
 
 # ------------------------------------------------------------- per-dataset table
-def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str, models: list) -> pd.DataFrame:
+def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str, models: list[str]) -> pd.DataFrame:
     """Datasets x models mean and std over the folds (``ok`` tasks) of one metric.
 
     ``bias`` and ``variance`` are single estimates over all rounds (no std).
     Returns a frame with a (model, stat) column MultiIndex, stat in ``mean, std, n``.
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Per-task records.
+    summary : pandas.DataFrame
+        Per-dataset summary (its datasets are the rows, in order).
+    metric : str
+        A record column (fold values), else a summary column (one value, ``n`` from ``n_ok``).
+    models : list of str
+        Models (column groups), in order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``dataset``; NaN where a model has no value.
     """
     ok = records[records["status"] == "ok"] if len(records) else records
     datasets = list(dict.fromkeys(summary["dataset"]))
@@ -266,7 +406,24 @@ def _best(frame: pd.DataFrame, models: list, d) -> set:
     return {m for m, v in vals.items() if v <= lo + 1e-12 + 1e-9 * abs(lo)}
 
 
-def per_dataset_latex(frame: pd.DataFrame, metric: str, models: list) -> str:
+def per_dataset_latex(frame: pd.DataFrame, metric: str, models: list[str]) -> str:
+    """The per-dataset table of one metric as a booktabs ``tabular``: mean ± std, best per dataset in bold.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A frame of :func:`per_dataset_frame`.
+    metric : str
+        The metric (number format and header comment).
+    models : list of str
+        Columns, in order.
+
+    Returns
+    -------
+    str
+        The ``tabular``; ``--`` where a model has no value. "Best" needs at least two values
+        (ties within round-off are all bold).
+    """
     lines = [f"% {metric_name(metric)}: mean $\\pm$ std over folds; best per dataset in bold",
              "% generated by bncbench report; needs \\usepackage{booktabs}",
              "\\begin{tabular}{l" + "r" * len(models) + "}", "\\toprule",
@@ -287,7 +444,23 @@ def per_dataset_latex(frame: pd.DataFrame, metric: str, models: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def per_dataset_markdown(frame: pd.DataFrame, metric: str, models: list) -> str:
+def per_dataset_markdown(frame: pd.DataFrame, metric: str, models: list[str]) -> str:
+    """The per-dataset table of one metric as Markdown: mean ± std, best per dataset in bold.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A frame of :func:`per_dataset_frame`.
+    metric : str
+        The metric (number format and legend).
+    models : list of str
+        Columns, in order.
+
+    Returns
+    -------
+    str
+        A pipe table (``-`` where a model has no value) and a legend line.
+    """
     lines = ["| " + " | ".join(["Dataset"] + [md_label(m) for m in models]) + " |",
              "|" + "|".join(["---"] + ["--:"] * len(models)) + "|"]
     for d in frame.index:
@@ -306,6 +479,18 @@ def per_dataset_markdown(frame: pd.DataFrame, metric: str, models: list) -> str:
 
 
 def per_dataset_csv(frame: pd.DataFrame) -> str:
+    """The per-dataset frame as CSV with flat ``model:stat`` column names.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A frame of :func:`per_dataset_frame`.
+
+    Returns
+    -------
+    str
+        CSV with the ``dataset`` index, floats with six significant digits.
+    """
     flat = frame.copy()
     flat.columns = [f"{m}:{s}" for m, s in flat.columns]
     return flat.to_csv(float_format="%.6g")
@@ -313,6 +498,20 @@ def per_dataset_csv(frame: pd.DataFrame) -> str:
 
 # ------------------------------------------------------------- generic frames
 def frame_markdown(df: pd.DataFrame, float_format: str = "{:.4g}") -> str:
+    """Any frame as a Markdown pipe table.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table (index not shown).
+    float_format : str, default="{:.4g}"
+        ``str.format`` pattern of float cells; non-finite floats show as ``-``.
+
+    Returns
+    -------
+    str
+        The table; a ``model`` column's labels as :func:`md_label`, other cells escaped.
+    """
     cols = list(df.columns)
     lines = ["| " + " | ".join(md_escape(c) for c in cols) + " |", "|" + "|".join(["---"] * len(cols)) + "|"]
     for _, row in df.iterrows():
@@ -327,8 +526,20 @@ def frame_markdown(df: pd.DataFrame, float_format: str = "{:.4g}") -> str:
     return "\n".join(lines) + "\n"
 
 
-def friedman_latex(results: list) -> str:
-    """Average ranks per metric (columns) and the test statistics at the bottom."""
+def friedman_latex(results: list[FriedmanResult]) -> str:
+    """Average ranks per metric (columns) and the test statistics at the bottom.
+
+    Parameters
+    ----------
+    results : list of FriedmanResult
+        One test per metric (column).
+
+    Returns
+    -------
+    str
+        A booktabs ``tabular``: one row per model (``--`` where not tested), then the chi-square,
+        p, Nemenyi CD and number of datasets.
+    """
     models = list(dict.fromkeys(m for r in results for m in r.models))
     lines = ["% Friedman test, average ranks (1 = best); needs \\usepackage{booktabs}",
              "\\begin{tabular}{l" + "r" * len(results) + "}", "\\toprule",
@@ -345,7 +556,20 @@ def friedman_latex(results: list) -> str:
     return "\n".join(lines) + "\n"
 
 
-def friedman_frame(results: list) -> pd.DataFrame:
+def friedman_frame(results: list[FriedmanResult]) -> pd.DataFrame:
+    """The Friedman tests as one long table.
+
+    Parameters
+    ----------
+    results : list of FriedmanResult
+        One test per metric.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, model), best rank first within a metric: ``metric, model, avg_rank,
+        n_datasets, chi2, p, iman_davenport_F, iman_davenport_p, cd, alpha``.
+    """
     rows = []
     for r in results:
         for m, rank in r.avg_ranks.items():

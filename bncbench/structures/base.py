@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -44,6 +45,13 @@ class TrainingData:
 
     @property
     def n_attributes(self) -> int:
+        """Number of attributes (columns of ``codes``).
+
+        Returns
+        -------
+        int
+            ``codes.shape[1]``.
+        """
         return int(self.codes.shape[1])
 
 
@@ -54,6 +62,11 @@ class Network:
     ``parents[i]`` is the tuple of attribute ``i``'s attribute parents, most
     important first (back-off drops parents from the end; the class is a parent
     of every attribute), or ``None`` when the network leaves attribute ``i`` out.
+
+    Attributes
+    ----------
+    parents : tuple of (tuple of int or None)
+        One entry per attribute; entries are normalized to tuples of ``int`` at construction.
     """
 
     parents: tuple
@@ -68,7 +81,19 @@ class Network:
         return np.asarray([i for i, p in enumerate(self.parents) if p is not None], dtype=np.int64)
 
     def restricted(self) -> list:
-        """The parent lists re-indexed on ``codes[:, self.columns]``."""
+        """The parent lists re-indexed on ``codes[:, self.columns]``.
+
+        Returns
+        -------
+        list of tuple of int
+            One parent tuple per used attribute, in :attr:`columns` order, parents as positions in
+            :attr:`columns`.
+
+        Raises
+        ------
+        BNCBenchError
+            If a used attribute has a parent the network leaves out.
+        """
         index = {int(c): j for j, c in enumerate(self.columns)}
         try:
             return [tuple(index[p] for p in self.parents[c]) for c in self.columns]
@@ -83,12 +108,19 @@ class LearnedStructure:
     Attributes
     ----------
     members : tuple of Network
+        The member networks (at least one).
     combine : {"product", "arithmetic", "geometric"}
         See :data:`COMBINE_RULES`; ``"product"`` needs exactly one member.
     weights : tuple of float or None
         Per-member weights of the rule (default: ``1/M`` for arithmetic, 1 for geometric).
     info : dict
         What the learner found besides the graph (e.g. SkDB's selected ``k*``).
+
+    Raises
+    ------
+    BNCBenchError
+        At construction, if ``combine`` is unknown, there is no member, ``"product"`` has more
+        than one member, or ``weights`` does not have one weight per member.
     """
 
     members: tuple
@@ -107,8 +139,21 @@ class LearnedStructure:
             raise BNCBenchError("one weight per member network")
 
     @classmethod
-    def single(cls, parents, **info) -> "LearnedStructure":
-        """A one-network structure from its parent lists."""
+    def single(cls, parents: Sequence[Sequence[int] | None], **info: Any) -> "LearnedStructure":
+        """A one-network structure from its parent lists.
+
+        Parameters
+        ----------
+        parents : sequence of (sequence of int or None)
+            Attribute parents per attribute, most important first; None leaves an attribute out.
+        **info
+            Stored as :attr:`info`.
+
+        Returns
+        -------
+        LearnedStructure
+            One member, ``combine="product"``, default weights.
+        """
         return cls((Network(tuple(parents)),), info=info)
 
     def member_weights(self) -> np.ndarray:

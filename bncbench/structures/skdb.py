@@ -38,7 +38,7 @@ structure).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
@@ -49,8 +49,22 @@ from bncbench.structures.base import LearnedStructure, TrainingData
 from bncbench.structures.kdb import K, kdb
 from bncbench.tables import CountTables
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 
 class SkDB(NamedTuple):
+    """The selected SkDB structure.
+
+    Attributes
+    ----------
+    structure : list of (tuple of int or None)
+        Per attribute, its first ``k`` KDB parents if selected, None otherwise.
+    selected : list of int
+        The selected attributes, best-ranked (highest I(X_i; Y)) first.
+    k : int
+        The selected number of parents ``k*``.
+    """
     structure: list  # parents per attribute, None if not selected
     selected: list  # selected attributes, best-ranked first
     k: int  # k*
@@ -58,6 +72,21 @@ class SkDB(NamedTuple):
 
 @dataclass
 class SkDBSearch:
+    """The full SkDB search: ranking, KDB-k structure, leave-one-out RMSE grid and its minimum.
+
+    Attributes
+    ----------
+    order : ndarray of int
+        Attributes by decreasing I(X_i; Y).
+    full_structure : list of tuple of int
+        The KDB-k structure.
+    rmse : ndarray of shape (k + 1, n + 1)
+        Leave-one-out RMSE of the model with ``k'`` parents and the first ``n'`` attributes.
+    n_star : int
+        Selected number of attributes (0 only without attributes).
+    k_star : int
+        Selected number of parents.
+    """
     order: np.ndarray  # attributes by decreasing I(X_i; Y)
     full_structure: list  # the KDB-k structure
     rmse: np.ndarray  # (k + 1, n + 1): LOO RMSE of the model with k' parents and the first n' attributes
@@ -66,6 +95,13 @@ class SkDBSearch:
 
     @property
     def result(self) -> SkDB:
+        """The selected structure.
+
+        Returns
+        -------
+        SkDB
+            The first ``n_star`` attributes of :attr:`order`, each with its first ``k_star`` parents.
+        """
         sel = [int(a) for a in self.order[: self.n_star]]
         keep = set(sel)
         structure = [
@@ -74,8 +110,26 @@ class SkDBSearch:
         return SkDB(structure, sel, int(self.k_star))
 
 
-def restrict(structure):
-    """``(columns, sub_structure)``: the selected columns and the structure re-indexed on ``X[:, columns]``."""
+def restrict(structure: Sequence[Sequence[int] | None]) -> tuple[list[int], list[tuple[int, ...]]]:
+    """``(columns, sub_structure)``: the selected columns and the structure re-indexed on ``X[:, columns]``.
+
+    Parameters
+    ----------
+    structure : sequence of (sequence of int or None)
+        Parents per attribute; None for an attribute that is not selected.
+
+    Returns
+    -------
+    columns : list of int
+        The selected attributes, in increasing order.
+    sub_structure : list of tuple of int
+        Their parents, as positions in ``columns``.
+
+    Raises
+    ------
+    BNCBenchError
+        If a selected attribute has a parent that is not selected.
+    """
     columns = [i for i, ps in enumerate(structure) if ps is not None]
     index = {c: j for j, c in enumerate(columns)}
     try:
@@ -93,13 +147,43 @@ def _posterior_sq_error(lj: np.ndarray, onehot: np.ndarray) -> float:
     return float(np.sum((p - onehot) ** 2))
 
 
-def loo_rmse_grid(X, y, structure, order, cards, n_classes, k: int, m: float = 1.0) -> np.ndarray:
+def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]], order: Sequence[int] | np.ndarray,
+                  cards: ArrayLike, n_classes: int, k: int, m: float = 1.0) -> np.ndarray:
     """Leave-one-out RMSE of every nested model, computed incrementally from the counts.
 
     The model ``(k', n')`` uses the attributes ``order[:n']`` with the first
     ``k'`` parents of each in ``structure`` (which must only name earlier
     attributes of ``order``). Returns an array (k + 1, n + 1); RMSE is
     sqrt(sum over instances and classes of (P(c | x) - 1[c = y])^2 / (N n_classes)).
+
+    Parameters
+    ----------
+    X : array-like of shape (N, n)
+        Integer attribute codes.
+    y : array-like of shape (N,)
+        Class codes in ``[0, n_classes)``.
+    structure : sequence of sequence of int
+        Parents of every attribute (the full KDB-k structure).
+    order : sequence of int
+        Attributes in rank order.
+    cards : array-like of int
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+    k : int
+        Largest number of parents scored.
+    m : float, default=1.0
+        Total prior mass of the m-estimates.
+
+    Returns
+    -------
+    ndarray of shape (k + 1, len(order) + 1)
+        ``rmse[k', n']``; column 0 is the class prior alone. With ``m = 0`` a 0/0 estimate gives NaN.
+
+    Raises
+    ------
+    BNCBenchError
+        If there are fewer than two training instances.
     """
     X = np.asarray(X, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
@@ -147,8 +231,36 @@ def loo_rmse_grid(X, y, structure, order, cards, n_classes, k: int, m: float = 1
     return np.sqrt(sq / (N * Y))
 
 
-def skdb_search(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDBSearch:
-    """Learn KDB-k and select n* and k* by incremental leave-one-out RMSE (ties: smaller k*, then n*)."""
+def skdb_search(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0) -> SkDBSearch:
+    """Learn KDB-k and select n* and k* by incremental leave-one-out RMSE (ties: smaller k*, then n*).
+
+    At least one attribute is selected when there is one; NaN entries of the grid are never chosen.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, n)
+        Integer attribute codes.
+    y : array-like of shape (N,)
+        Class codes in ``[0, n_classes)``.
+    cards : array-like of int
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+    k : int
+        Largest number of parents (>= 0).
+    m : float, default=1.0
+        Total prior mass of the m-estimates.
+
+    Returns
+    -------
+    SkDBSearch
+        The search and its selection (``n_star = k_star = 0`` without attributes).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``k`` is negative, or there are attributes but fewer than two instances.
+    """
     X = np.asarray(X, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
@@ -167,17 +279,62 @@ def skdb_search(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDBSearch:
     return SkDBSearch(order, full, grid, int(nn) + 1, int(kk))
 
 
-def skdb(X, y, cards, n_classes, k: int, m: float = 1.0) -> SkDB:
-    """Selective KDB: ``SkDB(structure, selected, k_star)`` (see the module docstring)."""
+def skdb(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0) -> SkDB:
+    """Selective KDB: ``SkDB(structure, selected, k_star)`` (see the module docstring).
+
+    Parameters
+    ----------
+    X : array-like of shape (N, n)
+        Integer attribute codes.
+    y : array-like of shape (N,)
+        Class codes in ``[0, n_classes)``.
+    cards : array-like of int
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+    k : int
+        Largest number of parents (>= 0).
+    m : float, default=1.0
+        Total prior mass of the m-estimates.
+
+    Returns
+    -------
+    SkDB
+        The selected structure (:attr:`SkDBSearch.result` of :func:`skdb_search`).
+
+    Raises
+    ------
+    BNCBenchError
+        As :func:`skdb_search`.
+    """
     return skdb_search(X, y, cards, n_classes, k, m).result
 
 
 @STRUCTURES.register("skdb", label="SkDB-${.k}", hyperparameters=[K], uses=("m",))
-def learn_skdb(data: TrainingData, *, k: int, m=1.0) -> LearnedStructure:
+def learn_skdb(data: TrainingData, *, k: int, m: float | str = 1.0) -> LearnedStructure:
     """Selective KDB: KDB-k, then the attributes and k* <= k chosen by leave-one-out RMSE of m-estimates.
 
     The search's m-estimates use the ``m`` of the m-estimate estimator (``uses``), 1 when
     it is ``"auto"`` (chosen after the structure) or the estimator is another one.
+
+    Parameters
+    ----------
+    data : TrainingData
+        Training codes.
+    k : int
+        Largest number of parents.
+    m : float or "auto", default=1.0
+        The m-estimate's ``m``; ``"auto"`` searches with 1.
+
+    Returns
+    -------
+    LearnedStructure
+        One network whose unselected attributes are None; ``info`` holds ``selected`` and ``k_star``.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``k`` is negative, or there are attributes but fewer than two instances.
     """
     found = skdb(data.codes, data.y, data.cards, data.n_classes, int(k), m=1.0 if m == "auto" else float(m))
     return LearnedStructure.single(found.structure, selected=found.selected, k_star=found.k)

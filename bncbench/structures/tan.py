@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from bncbench.components import STRUCTURES
@@ -9,12 +11,37 @@ from bncbench.counts import conditional_mutual_information, mutual_information
 from bncbench.structures.base import LearnedStructure, TrainingData
 
 
-def tan(X, y, cards, n_classes, *, root: int | None = None) -> list:
+def tan(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_classes: int, *,
+        root: int | None = None) -> list[tuple[int, ...]]:
     """TAN parent lists.
 
     Maximum spanning tree over I(X_i; X_j | Y) (Prim's algorithm), directed
     away from ``root`` (default: the attribute with the highest I(X_i; Y)).
     Ties are broken towards the lower attribute index.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, n)
+        Integer attribute codes; column ``i`` in ``[0, cards[i])``.
+    y : ndarray of shape (N,)
+        Class codes in ``[0, n_classes)``.
+    cards : sequence of int or ndarray of shape (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+    root : int, optional
+        The attribute without an attribute parent.
+
+    Returns
+    -------
+    list of tuple of int
+        Per attribute, ``()`` for the root and ``(parent,)`` for every other attribute.
+
+    Raises
+    ------
+    ValueError
+        If a code is outside ``[0, card)`` or a class outside ``[0, n_classes)`` (checked by
+        :func:`~bncbench.counts.conditional_mutual_information`).
     """
     n = X.shape[1]
     if n == 0:
@@ -45,5 +72,16 @@ def _prim_parents(weights: np.ndarray, root: int) -> list:
 
 @STRUCTURES.register("tan", label="TAN")
 def learn_tan(data: TrainingData) -> LearnedStructure:
-    """Tree-augmented naive Bayes."""
+    """Tree-augmented naive Bayes.
+
+    Parameters
+    ----------
+    data : TrainingData
+        Training codes.
+
+    Returns
+    -------
+    LearnedStructure
+        One network, the parent lists of :func:`tan` rooted at the attribute of highest I(X_i; Y).
+    """
     return LearnedStructure.single(tan(data.codes, data.y, data.cards, data.n_classes))
