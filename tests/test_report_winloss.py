@@ -271,3 +271,26 @@ def test_petitjean2018_report_section():
     assert len(tables["table2"].pairs) == 8 and len(tables["table3"].pairs) == 4
     assert tables["kdb5_vs_skdb5"].pairs == [("KDB-5 HDP", "SkDB-5 HDP")]
     assert cfg.reference == "KDB-5 HDP"
+
+
+def test_big_threshold_and_little_subset(tmp_path):
+    """The deep-broad paper's Big (> 100,000 rows; here > 30,000: d5 only) and its Little, counted by hand."""
+    recs, summ = frames()
+    section = {"reference": "NB m-est", "tables": [{"name": "t", "pairs": ["KDB-5 HDP:KDB-1 HDP"],
+                                                    "metrics": ["rmse"]}],
+               "big_threshold": 30000, "subsets": ["Little", "Big"], "figures": False}
+    rep = report_from_frames(recs, summ, tmp_path / "rep", section=section, name="t", log=lambda m: None)
+    assert rep.config.big_threshold == 30000 and rep.config.subsets == ["Little", "Big"]
+    tab = pd.read_csv(tmp_path / "rep" / "tables" / "t.csv")
+    # KDB-5 HDP vs KDB-1 HDP: d1 W, d2 D, d3 W, d4 W (Little: 3/1/0), d5 L (Big: 0/0/1)
+    got = {r.subset: (r.wins, r.draws, r.losses) for r in tab.itertuples()}
+    assert got == {"Little": (3, 1, 0), "Big": (0, 0, 1)}
+    assert "1 Big, > 30,000 instances" in (tmp_path / "rep" / "index.md").read_text()
+    # the command line overrides the section; bad values are one clear error
+    rep = report_from_frames(recs, summ, tmp_path / "rep2", section=section, name="t", log=lambda m: None,
+                             overrides={"big_threshold": 10000, "subsets": ["All", "Big"]})
+    tab = pd.read_csv(tmp_path / "rep2" / "tables" / "t.csv")
+    assert {r.subset: (r.wins, r.draws, r.losses) for r in tab.itertuples()} == {"All": (3, 1, 1), "Big": (1, 0, 1)}
+    for bad, match in (({"subsets": ["Huge"]}, "unknown subset"), ({"big_threshold": "many"}, "big_threshold")):
+        with pytest.raises(BNCBenchError, match=match):
+            build_config({**section, **bad}, "t", MODELS)

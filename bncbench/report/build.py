@@ -238,9 +238,11 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
     cfg = build_config(section or {}, name, list(dict.fromkeys(records["model"])), params=model_params(records),
                        overrides=overrides)
     records, summary = _restrict(records, summary, cfg)
+    if cfg.big_threshold is not None:
+        summary = summary.assign(big=summary["n_instances"] > cfg.big_threshold)
     w = _Writer(out)
     w.text("summary.csv", summary.to_csv(index=False, float_format="%.6g"))
-    sections = [_overview_section(records, summary, name, source), _wdl_section(summary, cfg, w, name)]
+    sections = [_overview_section(records, summary, name, source, cfg), _wdl_section(summary, cfg, w, name)]
     if cfg.winloss_plots:
         sections.append(_winloss_section(summary, cfg, w, name))
     sections.append(_geomean_section(summary, cfg, w))

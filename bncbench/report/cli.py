@@ -45,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--aggregate", choices=["median", "mean", "first"], help="how folds are aggregated in the histograms")
     p.add_argument("--friedman-metrics", nargs="+", help="metrics of the Friedman tests (default: zero_one rmse)")
     p.add_argument("--friedman-models", nargs="+", help="models of the Friedman tests (default: all)")
+    p.add_argument("--big-threshold", type=int, metavar="ROWS",
+                   help="Big datasets have more rows than this (default: 10,000, Zaidi et al. 2017)")
+    p.add_argument("--subsets", nargs="+", metavar="SUBSET", help="dataset subsets: All Little Big (default: All Big)")
     p.add_argument("--no-figures", action="store_true", help="tables only")
     p.add_argument("-j", "--jobs", type=int, help="processes drawing figures (default: min(4, CPUs))")
     return p
@@ -86,6 +89,8 @@ def main(argv: list[str]) -> int:
         "friedman_metrics": args.friedman_metrics,
         "friedman_models": args.friedman_models,
         "figures": False if args.no_figures else None,
+        "big_threshold": args.big_threshold,
+        "subsets": args.subsets,
         "n_jobs": args.jobs,
     }
     make_report(args.results_dir, args.out, overrides=overrides)

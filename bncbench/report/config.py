@@ -25,6 +25,8 @@ line; what neither gives is derived from the model labels
         metrics: [zero_one, rmse]
         models: null                 # null: every model
       per_dataset_metrics: [zero_one, rmse, train_time]
+      big_threshold: 100000          # Big = more rows than this (default: the stored big column, > 10,000)
+      subsets: [Little, Big]         # dataset subsets of the tables and figures (default: All, Big)
       winloss_plots:                 # win/loss plots: W-D-L of series of pairs along an x axis
         - name: fig6b
           title: kDB-5 vs kDB-x
@@ -51,6 +53,7 @@ from typing import Any, Sequence
 
 from bncbench.errors import BNCBenchError
 from bncbench.report.families import Family, families
+from bncbench.report.stats import SUBSET_NAMES, SUBSETS
 
 DEFAULT_METRICS = ["bias", "variance", "zero_one", "rmse", "train_time"]
 KNOWN_METRICS = ["zero_one", "rmse", "bias", "variance", "train_time", "test_time", "n_parameters"]
@@ -187,6 +190,11 @@ class ReportConfig:
         Draw figures (False: tables only).
     winloss_plots : list of WinLossSpec
         The win/loss plots.
+    big_threshold : int or None
+        Big datasets have more rows than this; None keeps the stored ``big`` column (> 10,000,
+        Zaidi et al. 2017). The deep-broad paper's Big is > 100,000.
+    subsets : list of str
+        Dataset subsets of the tables and figures (``All``, ``Little``, ``Big``).
     """
     name: str
     reference: str | None = None
@@ -203,6 +211,8 @@ class ReportConfig:
     models: list | None = None  # restrict the report to these models
     figures: bool = True
     winloss_plots: list = field(default_factory=list)  # WinLossSpec
+    big_threshold: int | None = None  # Big = more rows than this; None: the stored big column (> 10,000)
+    subsets: list = field(default_factory=lambda: list(SUBSETS))  # subsets of the tables and figures
 
 
 def parse_pair(text: str | Sequence[Any]) -> tuple[str, str]:
@@ -311,6 +321,16 @@ def _check_metrics(ms, what):
     return ms
 
 
+def _threshold(value) -> int | None:
+    """A Big threshold (rows) from the config: ``None`` keeps the stored ``big`` column (> 10,000)."""
+    if value is None:
+        return None
+    text = str(value).replace("_", "").replace(",", "")
+    if isinstance(value, bool) or not text.isdigit():
+        raise BNCBenchError(f"big_threshold must be a number of rows >= 0, got {value!r}")
+    return int(text)
+
+
 def build_config(section: dict, name: str, models: list, *, params: dict | None = None,
                  overrides: dict | None = None) -> ReportConfig:
     """The report config from a ``report:`` section, CLI overrides and defaults.
@@ -351,7 +371,8 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
     section = dict(section or {})
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     unknown = set(section) - {"reference", "metrics", "pairs", "tables", "groups", "convergence", "friedman",
-                              "per_dataset_metrics", "models", "figures", "winloss_plots"}
+                              "per_dataset_metrics", "models", "figures", "winloss_plots", "big_threshold",
+                              "subsets"}
     if unknown:
         raise BNCBenchError(f"unknown key(s) in the report section: {', '.join(sorted(unknown))}")
     cfg = ReportConfig(name=name)
@@ -363,6 +384,11 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
         models = [m for m in models if m in cfg.models]
     if not models:
         raise BNCBenchError("no results to report")
+    cfg.big_threshold = _threshold(overrides.get("big_threshold", section.get("big_threshold")))
+    cfg.subsets = _as_list(overrides.get("subsets", section.get("subsets")), "subsets") or list(SUBSETS)
+    bad = [s for s in cfg.subsets if s not in SUBSET_NAMES]
+    if bad:
+        raise BNCBenchError(f"unknown subset(s) {', '.join(map(str, bad))}; choose from {', '.join(SUBSET_NAMES)}")
     cfg.metrics = _check_metrics(_as_list(overrides.get("metrics", section.get("metrics"))
                                           or DEFAULT_METRICS, "metrics"), "metrics")
     cfg.reference = overrides.get("reference", section.get("reference"))

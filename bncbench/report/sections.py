@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.report import tables as T
 from bncbench.report.config import GroupSpec, ReportConfig
 from bncbench.report.stats import (
@@ -61,13 +62,14 @@ def _split_metrics(cfg: ReportConfig) -> tuple[list, list]:
 
 
 # ------------------------------------------------------------------ overview
-def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, source: str) -> Section:
+def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, source: str,
+                      cfg: ReportConfig) -> Section:
     """Counts of datasets, models and tasks, the draw rule, the source, and the failed tasks."""
     n_failed = int((records["status"] != "ok").sum())
     sec = Section("Overview")
     sec.items.append(("text", (
         f"Experiment **{T.md_escape(name)}**: {summary['dataset'].nunique()} datasets "
-        f"({len(subset_datasets(summary, 'Big'))} Big, > 10,000 instances), "
+        f"({len(subset_datasets(summary, 'Big'))} Big, > {BIG_THRESHOLD if cfg.big_threshold is None else cfg.big_threshold:,} instances), "
         f"{len(dict.fromkeys(records['model']))} models, {len(records)} tasks ({n_failed} failed). "
         f"Per-dataset values are means over the folds of every round; a (dataset, model) with a failed task is "
         f"left out of every comparison. Lower is better for every metric. "
@@ -84,7 +86,7 @@ def _wdl_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer, name: str
     """The W-D-L tables with sign tests, one per ``cfg.tables`` entry."""
     sec = Section("Win-draw-loss tables")
     for spec in cfg.tables:
-        tab = wdl_table(summary, spec.pairs, spec.metrics)
+        tab = wdl_table(summary, spec.pairs, spec.metrics, subsets=cfg.subsets)
         links = {
             "tex": w.text(f"tables/{spec.name}.tex", T.wdl_latex(tab, caption_comment=f"W-D-L table '{spec.name}' of {name}")),
             "md": w.text(f"tables/{spec.name}.md", T.wdl_markdown(tab)),
@@ -102,7 +104,7 @@ def _winloss_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer, name:
         "over the datasets where both models have a result (draws, by the W-D-L tables' rule, are ignored; "
         "`y: both` plots wins and losses instead). The tables give every W/D/L count.")))
     for spec in cfg.winloss_plots:
-        data = winloss_data(summary, spec.series, spec.metrics, x=spec.x)
+        data = winloss_data(summary, spec.series, spec.metrics, x=spec.x, subsets=cfg.subsets)
         comment = f"win/loss plot '{spec.name}' of {name}" + (f": {spec.title}" if spec.title else "")
         links = {
             "tex": w.text(f"tables/{spec.name}.tex", T.winloss_latex(data, caption_comment=comment)),
@@ -134,7 +136,7 @@ def _geomean_frame(summary: pd.DataFrame, cfg: ReportConfig) -> pd.DataFrame:
     rows = []
     for g in cfg.groups:
         for ref, ms in _geomean_refs(g):
-            for subset in ("All", "Big"):
+            for subset in cfg.subsets:
                 dsets = subset_datasets(summary, subset)
                 if not dsets:
                     continue
@@ -155,16 +157,19 @@ def _geomean_figures(summary: pd.DataFrame, cfg: ReportConfig, g: GroupSpec, w: 
     if acc_metrics:
         items.append(("figure", f"{g.name}: {', '.join(metric_name(m) for m in acc_metrics)} relative to {g.reference}",
                       w.figure(f"figures/geomean_{g.name}", "geomean_figure", summary, g.models, g.reference,
-                               acc_metrics, title=f"Geometric means relative to {F.display_label(g.reference)}")))
+                               acc_metrics, subsets=cfg.subsets,
+                               title=f"Geometric means relative to {F.display_label(g.reference)}")))
     items.append(("figure", f"{g.name}: time relative to {g.reference}",
                   w.figure(f"figures/geomean_time_{g.name}", "geomean_figure", summary, g.models, g.reference,
-                           time_metrics, log=True, title=f"Time relative to {F.display_label(g.reference)}")))
+                           time_metrics, log=True, subsets=cfg.subsets,
+                           title=f"Time relative to {F.display_label(g.reference)}")))
     refs = _geomean_refs(g)
     if len(refs) > 1:
         ref, ms = refs[1]
         items.append(("figure", f"{g.name}: time relative to {ref}",
                       w.figure(f"figures/geomean_time_{g.name}_vs_{_slug(ref)}", "geomean_figure", summary, ms,
-                               ref, time_metrics, log=True, title=f"Time relative to {F.display_label(ref)}")))
+                               ref, time_metrics, log=True, subsets=cfg.subsets,
+                               title=f"Time relative to {F.display_label(ref)}")))
     return items
 
 
@@ -195,7 +200,7 @@ def _scatter_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer) -> Se
         ms = [m for m in ["zero_one", "rmse", *time_metrics[:1]] if m in summary]
         sec.items.append(("figure", f"{g.name}: {x} (x) vs {', '.join(ys)}",
                           w.figure(f"figures/scatter_{g.name}", "scatter_figure", summary, x, ys, ms,
-                                   title=f"{F.display_label(x)} on x; above the diagonal: {F.display_label(x)} wins")))
+                                   subsets=cfg.subsets, title=f"{F.display_label(x)} on x; above the diagonal: {F.display_label(x)} wins")))
     return sec
 
 

@@ -216,16 +216,20 @@ def wdl(a: pd.Series | Sequence[float], b: pd.Series | Sequence[float], *, rtol:
 
 
 SUBSETS = ("All", "Big")
+"""The default dataset subsets of the tables and figures."""
+SUBSET_NAMES = ("All", "Little", "Big")
+"""Every subset a report may ask for (``Little``: the datasets that are not Big)."""
 
 
 def subset_datasets(summary: pd.DataFrame, subset: str) -> list[str]:
-    """Datasets of a subset: ``All`` or ``Big`` (> 10,000 instances, the ``big`` column).
+    """Datasets of a subset: ``All``, ``Big`` (the ``big`` column: > 10,000 instances unless the report
+    sets another threshold) or ``Little`` (the others).
 
     Parameters
     ----------
     summary : pandas.DataFrame
         Per-dataset means (:func:`bncbench.summary.summarize`).
-    subset : {"All", "Big"}
+    subset : {"All", "Little", "Big"}
         The subset.
 
     Returns
@@ -241,9 +245,10 @@ def subset_datasets(summary: pd.DataFrame, subset: str) -> list[str]:
     ds = summary.drop_duplicates("dataset")
     if subset == "All":
         return list(ds["dataset"])
-    if subset == "Big":
+    if subset in ("Big", "Little"):
         big = ds["big"].fillna(False).astype(bool) if "big" in ds else pd.Series(False, index=ds.index)
-        return list(ds.loc[big.to_numpy(), "dataset"])
+        keep = big.to_numpy() if subset == "Big" else ~big.to_numpy()
+        return list(ds.loc[keep, "dataset"])
     raise ValueError(f"unknown subset {subset!r}")
 
 

@@ -141,7 +141,7 @@ def _cell(table, subset, metric, pair):
     return None if sel.empty else sel.iloc[0]
 
 
-SUBSET_TITLES = {"All": "All datasets", "Big": "Big datasets"}
+SUBSET_TITLES = {"All": "All datasets", "Little": "Little datasets", "Big": "Big datasets"}
 
 
 def wdl_latex(table: pd.DataFrame, *, caption_comment: str | None = None) -> str:
