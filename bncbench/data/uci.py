@@ -110,7 +110,11 @@ def _apply_transforms(X: pd.DataFrame, y: pd.Categorical, transforms: list, sour
     """Declarative transforms from the registry (see datasets/registry.yaml header)."""
     for t in transforms or []:
         op = t.get("op")
-        if op == "bin_class":
+        if op == "downsample":  # average pooling of image pixels (bncbench.data.images)
+            from bncbench.data.images import downsample_frame
+
+            X = downsample_frame(X, factor=t.get("factor"), shape=t.get("shape"), source=source)
+        elif op == "bin_class":
             # class values are numbers; value <= upper_bounds[i] -> labels[i], above all -> labels[-1]
             bounds = [float(b) for b in t["upper_bounds"]]
             labels = [str(l) for l in t["labels"]]
