@@ -174,8 +174,8 @@ def execute(cfg: DictConfig) -> int:
     progress = cfg.get("progress")
     p = plan.protocol
     how = "the given train/test split (holdout)" if p.mode == "holdout" else f"{p.rounds}x{p.folds}-fold CV"
-    print(f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x {how} -> {plan.root}",
-          file=sys.stderr)
+    print(f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x {how} "
+          f"-> {plan.root}", file=sys.stderr)
     counts = run_experiment(
         plan.datasets,
         plan.models,

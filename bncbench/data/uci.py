@@ -450,7 +450,9 @@ def check_file(
     *,
     registry: str | os.PathLike | None = None,
 ) -> tuple[str, str]:
-    """Status of one registered dataset's files: ``("ok"|"missing"|"skipped"|"bad", detail)``. Never raises for data problems.
+    """Status of one registered dataset's files: ``("ok"|"missing"|"skipped"|"bad", detail)``.
+
+    Never raises for data problems.
 
     Parameters
     ----------
