@@ -216,6 +216,9 @@ def prepare(cfg: DictConfig) -> Plan:
     try:
         name = str(cfg.name)
         rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
+        mode = cfg.cv.get("mode", "cv")
+        mode = str(getattr(mode, "value", mode))
+        extra = sorted(set(cfg.cv) - {"mode", "rounds", "folds"})
         seed = int(cfg.seed)
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
@@ -223,22 +226,31 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"bad configuration: {exc}".splitlines()[0]) from None
     if not name or "/" in name or name.startswith("."):
         raise BNCBenchError(f"bad experiment name {name!r}")
-    if rounds < 1:
+    if extra:
+        raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}; the protocol's keys: cv.mode, cv.rounds, "
+                            "cv.folds")
+    if mode == "cv" and rounds < 1:
         raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
-    if folds < 2:
+    if mode == "cv" and folds < 2:
         raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
+    protocol = Protocol(seed, 1, 1, mode) if mode == "holdout" else Protocol(seed, rounds, folds, mode)
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
     registry.check_available(datasets, data_dir)
+    if mode == "holdout":  # every dataset needs a given train/test split: one line before any task
+        from bncbench.data.given_split import holdout_indices
+
+        for d in datasets:
+            holdout_indices(registry.load(d, data_dir))
     models = expand_models(cfg, option_composer(_searchpath(cfg)))
     for m in models:
         _check_model(m)
     ex = OmegaConf.to_container(cfg.executor, resolve=True) if cfg.get("executor") else {"name": "joblib"}
     executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
-    return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models,
-                Protocol(seed, rounds, folds), data_dir, executor)
+    return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models, protocol, data_dir,
+                executor)
 
 
 def _check_model(spec) -> None:
@@ -284,11 +296,10 @@ def execute(cfg: DictConfig) -> int:
 
     plan = prepare(cfg)
     progress = cfg.get("progress")
-    print(
-        f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x "
-        f"{plan.protocol.rounds}x{plan.protocol.folds}-fold CV -> {plan.root}",
-        file=sys.stderr,
-    )
+    p = plan.protocol
+    how = "the given train/test split (holdout)" if p.mode == "holdout" else f"{p.rounds}x{p.folds}-fold CV"
+    print(f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x {how} "
+          f"-> {plan.root}", file=sys.stderr)
     counts = run_experiment(
         plan.datasets,
         plan.models,

@@ -1,18 +1,48 @@
-"""The evaluation protocol: repeated 2-fold cross-validation and its metrics.
+"""The evaluation protocol: repeated 2-fold cross-validation (or a given holdout split) and its metrics.
 
 Zaidi et al. (2017, §7) and Petitjean et al. (2018, §6.1) evaluate with 5
 rounds of 2-fold cross-validation and report 0-1 loss, RMSE and the
 Kohavi–Wolpert bias/variance decomposition estimated as Webb (2000) does it
 from repeated cross-validation: every instance is tested once per round, and
 its ``R`` predicted labels estimate the distribution of the learner's
-prediction at that point.
+prediction at that point. Datasets with a given train/test split (MNIST, USPS;
+:mod:`bncbench.data.given_split`) can instead be evaluated on that split once
+(``cv.mode: holdout``), without bias and variance.
 """
 
 from __future__ import annotations
 
+import enum
 import zlib
+from dataclasses import dataclass
 
 import numpy as np
+
+
+class ProtocolMode(enum.Enum):
+    """How a run splits each dataset (``cv.mode``)."""
+
+    cv = "cv"  # cv.rounds x cv.folds-fold cross-validation on all the rows
+    holdout = "holdout"  # the dataset's given train/test split, evaluated once
+
+
+MODES = tuple(m.value for m in ProtocolMode)
+"""The protocol modes' names: ``("cv", "holdout")``."""
+
+
+@dataclass
+class CVConfig:
+    """The typed ``cv`` node of the run config (Hydra schema ``schema/cv``, extended by ``conf/config.yaml``).
+
+    ``mode: cv`` is ``rounds`` x ``folds``-fold cross-validation; ``mode: holdout`` trains on
+    each dataset's given training part and tests on its given test part, once (``rounds``
+    and ``folds`` are then unused). A value of another type, or another mode, fails when
+    Hydra composes the config.
+    """
+
+    mode: ProtocolMode = ProtocolMode.cv
+    rounds: int = 5
+    folds: int = 2
 
 
 def split_seed(seed: int, dataset: str, round_: int) -> np.random.SeedSequence:

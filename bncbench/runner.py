@@ -1,4 +1,4 @@
-"""The experiment runner: 5x2-fold cross-validation tasks through an executor, resumable.
+"""The experiment runner: 5x2-fold cross-validation (or holdout) tasks through an executor, resumable.
 
 A *task* (:class:`Task`) is one (dataset, model, round, fold) with the protocol
 and the data directory: typed, picklable and self-contained.
@@ -26,20 +26,33 @@ import numpy as np
 import pandas as pd
 
 from bncbench.data import registry
+from bncbench.data.given_split import holdout_indices
 from bncbench.errors import BNCBenchError
 from bncbench.models import ModelSpec
 from bncbench.preprocess import Discretizer
-from bncbench.protocol import cv_folds, rmse, zero_one_loss
+from bncbench.protocol import MODES, cv_folds, rmse, zero_one_loss
 from bncbench.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
 
 @dataclass
 class Protocol:
-    """The cross-validation protocol: ``rounds`` x ``folds``-fold CV from ``seed``."""
+    """The evaluation protocol: ``rounds`` x ``folds``-fold CV from ``seed``, or the given holdout split.
+
+    ``mode="holdout"`` evaluates each dataset once, trained on its given training part and
+    tested on its given test part (:func:`bncbench.data.given_split.holdout_indices`),
+    recorded as round 0, fold 0 of one round of one fold.
+    """
 
     seed: int = 0
     rounds: int = 5
     folds: int = 2
+    mode: str = "cv"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise BNCBenchError(f"unknown protocol mode {self.mode!r}; expected one of {', '.join(MODES)}")
+        if self.mode == "holdout" and (self.rounds, self.folds) != (1, 1):
+            raise BNCBenchError("the holdout protocol is one round of one fold (Protocol(seed, 1, 1, 'holdout'))")
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,21 @@ class Task:
 
     @functools.cached_property
     def key(self) -> str:
-        """Hash of everything that determines the result (not where the data lies)."""
+        """Hash of everything that determines the result (not where the data lies).
+
+        A holdout task's key names its mode and leaves out the seed and the number of
+        folds, which do not change its split; a CV task's key is what it always was.
+        """
+        if self.protocol.mode != "cv":
+            return task_key({
+                "dataset": self.dataset,
+                "dataset_id": registry.spec_fingerprint(self.dataset),
+                "model": self.model.params,
+                "protocol": self.protocol.mode,
+                "round": self.round,
+                "fold": self.fold,
+                "version": RECORD_VERSION,
+            })
         return task_key({
             "dataset": self.dataset,
             "dataset_id": registry.spec_fingerprint(self.dataset),
@@ -69,13 +96,16 @@ class Task:
 
 
 @functools.lru_cache(maxsize=4)
-def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int, fold: int):
+def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int, fold: int, mode: str = "cv"):
     """Load, split and discretize once per (dataset, round, fold) in each worker."""
     spec = json.loads(spec_json)
     ds = registry.load(spec, data_dir)
-    assign = cv_folds(ds.y, seed=seed, dataset=ds.name, round_=round_, folds=folds)
-    test = np.flatnonzero(assign == fold)
-    train = np.flatnonzero(assign != fold)
+    if mode == "holdout":
+        train, test = holdout_indices(ds)
+    else:
+        assign = cv_folds(ds.y, seed=seed, dataset=ds.name, round_=round_, folds=folds)
+        test = np.flatnonzero(assign == fold)
+        train = np.flatnonzero(assign != fold)
     disc = Discretizer(reserve_missing=ds.missing_mask).fit(ds.X.iloc[train], ds.y[train])
     codes = disc.transform(ds.X)
     return ds, train, test, codes, disc.cardinalities_
@@ -87,11 +117,11 @@ def evaluate_task(task: Task) -> TaskRecord:
 
     p = task.protocol
     rec = TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
-                     task.key, task.model.params)
+                     task.key, task.model.params, protocol=p.mode)
     try:
         ds, train, test, codes, cards = _prepared_fold(
             json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
-            task.fold)
+            task.fold, p.mode)
         clf = make_estimator(task.model.params, cards)
         t0 = time.perf_counter()
         clf.fit(codes[train], ds.y[train])
@@ -205,7 +235,7 @@ def run_experiment(
         if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key):
             raise BNCBenchError(
                 f"{results_root} already holds results of {t.model.label!r} on {t.dataset['name']!r} from a "
-                "different configuration (parameters, seed, folds or data); use another name=, a model "
+                "different configuration (parameters, seed, folds, protocol mode or data); use another name=, a model "
                 f"'label', or remove {path.parent}"
             )
         pending.append(t)
@@ -230,10 +260,11 @@ def run_experiment(
     return {**counts, "keys": keys}
 
 
-def evaluate(dataset_spec, model_params: dict, *, seed=0, rounds=5, folds=2, data_dir=None, label=None) -> pd.DataFrame:
-    """Run one model's cross-validation on one dataset in a temporary store.
+def evaluate(dataset_spec, model_params: dict, *, seed=0, rounds=5, folds=2, data_dir=None, label=None,
+             mode: str = "cv") -> pd.DataFrame:
+    """Run one model's cross-validation (or, with ``mode="holdout"``, its given split) on one dataset.
 
-    Convenience for tests and notebooks; returns the per-fold records.
+    Convenience for tests and notebooks, in a temporary store; returns the per-fold records.
     """
     import tempfile
 
@@ -243,6 +274,7 @@ def evaluate(dataset_spec, model_params: dict, *, seed=0, rounds=5, folds=2, dat
         dataset_spec = registry.resolve([dataset_spec])[0]
     spec = ModelSpec(label or "model", dict(model_params))
     with tempfile.TemporaryDirectory() as tmp:
-        run_experiment([dataset_spec], [spec], results_root=Path(tmp), protocol=Protocol(seed, rounds, folds),
-                       data_dir=data_dir, progress=False)
+        protocol = Protocol(seed, 1, 1, mode) if mode == "holdout" else Protocol(seed, rounds, folds, mode)
+        run_experiment([dataset_spec], [spec], results_root=Path(tmp), protocol=protocol, data_dir=data_dir,
+                       progress=False)
         return load_results(tmp)

@@ -70,6 +70,7 @@ class TaskRecord:
     trace: Optional[list] = None
     error: Optional[str] = None
     traceback: Optional[str] = None
+    protocol: Optional[str] = None  # "cv" or "holdout" (records before it: cv)
     arrays: Optional[dict] = field(default=None, repr=False)
 
     def to_json(self) -> dict:

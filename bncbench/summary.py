@@ -1,7 +1,9 @@
 """Per dataset x model summaries of an experiment's records.
 
 Means over the folds of 0-1 loss, RMSE and times, plus the Kohavi–Wolpert
-bias and variance (Webb 2000) from the predictions of all rounds.
+bias and variance (Webb 2000) from the predictions of all rounds; a dataset
+evaluated on its given holdout split has no bias and variance (``protocol``
+column ``holdout``, :data:`HOLDOUT_NOTE`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,34 @@ from bncbench.protocol import kohavi_wolpert
 from bncbench.store import load_predictions, load_results
 
 METRICS = ("zero_one", "rmse", "bias", "variance", "train_time", "test_time")
+HOLDOUT_NOTE = ("not computed under the holdout protocol (cv.mode=holdout): the given train/test split predicts "
+                "each test instance once, and the Kohavi–Wolpert terms need the repeated rounds of cross-validation")
+"""What the summary and the report say where a holdout dataset's bias and variance would be."""
+
+
+def protocol_of(group: pd.DataFrame) -> str:
+    """The protocol mode of a (dataset, model)'s records: ``"holdout"`` or ``"cv"`` (records before the field).
+
+    Parameters
+    ----------
+    group : pandas.DataFrame
+        Records of one (dataset, model), as :func:`~bncbench.store.load_results` gives them.
+
+    Returns
+    -------
+    str
+        ``"holdout"`` when the records say so, else ``"cv"``.
+    """
+    if "protocol" in group and (group["protocol"] == "holdout").any():
+        return "holdout"
+    return "cv"
 
 
 def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     """Kohavi–Wolpert terms from the records of one (dataset, model).
 
-    Needs every fold of every round; returns NaNs otherwise.
+    Needs every fold of every round; returns NaNs otherwise, and for holdout records
+    (one split: see :data:`HOLDOUT_NOTE`).
 
     The rounds are ``0 .. n_rounds - 1`` when the records store ``n_rounds`` (else every round
     with a record); each needs ``n_folds`` successful records, at least two rounds are needed, and
@@ -40,6 +64,8 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     dict
         ``{"bias", "variance", "kw_error"}`` as floats, or all NaN when the records are incomplete.
     """
+    if protocol_of(group) == "holdout":
+        return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
     ok = group[group["status"] == "ok"]
     n = int(ok["n_instances"].iloc[0]) if len(ok) else 0
     n_folds = int(group["n_folds"].iloc[0]) if "n_folds" in group else 2
@@ -98,7 +124,7 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
     if not isinstance(records, pd.DataFrame):
         records = load_results(records)
     if records.empty:
-        return pd.DataFrame(columns=["dataset", "model", *METRICS, "n_ok", "n_failed"])
+        return pd.DataFrame(columns=["dataset", "model", *METRICS, "n_ok", "n_failed", "protocol"])
     if keys is not None:
         records = records[records["key"].isin(set(keys))]
     dup = records.duplicated(["dataset", "model", "round", "fold"], keep=False)
@@ -111,7 +137,8 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
     rows = []
     for (dataset, model), g in records.groupby(["dataset", "model"], sort=False):
         ok = g[g["status"] == "ok"]
-        row = {"dataset": dataset, "model": model, "n_ok": len(ok), "n_failed": int((g["status"] != "ok").sum())}
+        row = {"dataset": dataset, "model": model, "n_ok": len(ok), "n_failed": int((g["status"] != "ok").sum()),
+               "protocol": protocol_of(g)}
         for m in ("zero_one", "rmse", "train_time", "test_time", "n_parameters"):
             row[m] = float(ok[m].mean()) if len(ok) and m in ok else np.nan
         if len(ok):
@@ -140,5 +167,13 @@ def format_table(summary: pd.DataFrame) -> str:
         return "(no results)"
     cols = ["dataset", "model", "zero_one", "rmse", "bias", "variance", "train_time", "n_ok", "n_failed"]
     show = summary[[c for c in cols if c in summary]].copy()
+    holdout = (summary["protocol"] == "holdout").to_numpy() if "protocol" in summary else np.zeros(len(show), bool)
+    for c in ("bias", "variance"):
+        if c in show and holdout.any():  # a holdout's bias and variance are not NaNs but "not computed"
+            show[c] = ["n/a" if h else "NaN" if np.isnan(v) else f"{v:.4f}" for v, h in zip(show[c], holdout)]
     show = show.rename(columns={"zero_one": "0-1 loss", "train_time": "train s"})
-    return show.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    text = show.to_string(index=False, float_format=lambda v: f"{v:.4f}")
+    if holdout.any():
+        names = ", ".join(dict.fromkeys(summary.loc[holdout, "dataset"]))
+        text += f"\nbias, variance n/a for {names}: {HOLDOUT_NOTE}"
+    return text

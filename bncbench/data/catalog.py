@@ -5,7 +5,8 @@ by ``BNCBENCH_REGISTRY``) has one entry per dataset: where the file is, how to
 parse it, which column is the class, which columns to drop, how the attributes
 are typed, the shape and sha256 we expect, where the copy came from, the shape
 the papers report and declarative transformations for derived versions (e.g.
-abalone's rings binned into three classes). Loading the files is
+abalone's rings binned into three classes; ``variants`` of an entry are derived datasets
+of their own, such as ``mnist14``). Loading the files is
 :mod:`bncbench.data.uci`'s job.
 """
 
@@ -54,16 +55,20 @@ def _load_registry_cached(path: str, mtime: float) -> dict[str, dict]:
         raise BNCBenchError(f"dataset registry {path}: expected a top-level 'datasets' mapping")
     out: dict[str, dict] = {}
     for name, entry in raw["datasets"].items():
-        if not isinstance(entry, dict) or "file" not in entry:
+        if not isinstance(entry, dict) or ("file" not in entry and "files" not in entry):
             raise BNCBenchError(f"dataset registry {path}: entry {name!r} has no 'file'")
         fmt = entry.get("format", "arff")
-        if fmt not in _FORMATS:
+        if fmt not in _FORMATS and not (fmt == "idx" and "files" in entry):  # idx: images + labels files
             raise BNCBenchError(f"dataset registry {path}: entry {name!r} has unknown format {fmt!r}")
         if name in GROUP_NAMES:
             raise BNCBenchError(f"dataset registry {path}: {name!r} is a group name")
         e = dict(entry)
         e["name"] = str(name)
         out[str(name)] = e
+        for vname, v in _variants(path, e).items():
+            if vname in out or vname in GROUP_NAMES or vname in raw["datasets"]:
+                raise BNCBenchError(f"dataset registry {path}: variant {vname!r} of {name!r} reuses a name")
+            out[vname] = v
     extra = raw.get("groups") or {}
     if not isinstance(extra, dict):
         raise BNCBenchError(f"dataset registry {path}: 'groups' must be a mapping")
@@ -77,6 +82,19 @@ def _load_registry_cached(path: str, mtime: float) -> dict[str, dict]:
 
 
 _EXTRA_GROUPS: dict[str, dict[str, list[str]]] = {}
+
+
+def _variants(path: str, entry: dict) -> dict[str, dict]:
+    """The derived datasets an entry declares under ``variants`` (removed from the entry).
+
+    A variant is the entry with the variant's own fields in place of the entry's (its
+    ``transforms``, ``expected`` shape, ``paper`` ...), and ``variant_of`` naming the entry:
+    ``mnist14`` is ``mnist`` downsampled to 14 x 14 from the same files.
+    """
+    raw = entry.pop("variants", None) or {}
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise BNCBenchError(f"dataset registry {path}: 'variants' of {entry['name']!r} must map names to fields")
+    return {str(k): {**entry, **v, "name": str(k), "variant_of": entry["name"]} for k, v in raw.items()}
 
 
 def load_registry(path: str | os.PathLike | None = None) -> dict[str, dict]:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.data import uci
+from bncbench.data.locate import describe_directory, entry_dir, entry_files
 from bncbench.errors import BNCBenchError
 
 
@@ -57,16 +58,41 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _quick_status(entry: dict, ddir: Path | None) -> str:
-    if ddir is None:
+    if ddir is None and "directory" not in entry:
         return "no data dir"
-    path = ddir / entry["file"]
-    if not path.is_file():
-        return "missing"
-    if entry.get("bytes") is not None and path.stat().st_size != int(entry["bytes"]):
-        return f"BAD (size {path.stat().st_size}, expected {entry['bytes']})"
-    if entry.get("sha256") and uci.sha256_file(path) != entry["sha256"]:
-        return "BAD (sha256 mismatch)"
+    try:
+        edir = entry_dir(entry, ddir)
+    except BNCBenchError:
+        return "no directory"
+    if not edir.is_dir():
+        return "no directory" if "directory" in entry else "missing"
+    for f in entry_files(entry):
+        path = edir / f["file"]
+        if not path.is_file():
+            return "missing"
+        if f.get("bytes") is not None and path.stat().st_size != int(f["bytes"]):
+            return f"BAD (size {path.stat().st_size}, expected {f['bytes']})"
+        if f.get("sha256") and uci.sha256_file(path) != f["sha256"]:
+            return "BAD (sha256 mismatch)"
     return "ok"
+
+
+def _own_directories(reg: dict, names: list, ddir: Path | None) -> list[str]:
+    """One line per ``directory`` of the listed entries (the digits): where it is and how it is found."""
+    by_spec: dict[str, list[str]] = {}
+    for n in names:
+        if "directory" in reg[n]:
+            by_spec.setdefault(repr(reg[n]["directory"]), []).append(n)
+    lines = []
+    for members in by_spec.values():
+        e = reg[members[0]]
+        try:
+            d = entry_dir(e, ddir)
+            where = f"{d}{'' if d.is_dir() else ' (absent)'}"
+        except BNCBenchError:
+            where = "(unknown)"
+        lines.append(f"directory of {', '.join(members)}: {where}; {describe_directory(e)}")
+    return lines
 
 
 def _ddir_or_none(arg) -> Path | None:
@@ -83,6 +109,8 @@ def _cmd_list(args) -> int:
         names = uci.resolve_names([args.group], args.registry)
     ddir = _ddir_or_none(args.data_dir)
     print(f"data directory: {ddir if ddir else '(unset: set BNCBENCH_DATA_DIR)'}")
+    for line in _own_directories(reg, names, ddir):
+        print(line)
     hdr = f"{'name':<16} {'rows':>8} {'attrs':>5} {'cls':>4} {'big':>3}  {'paper':<6} status"
     print(hdr)
     print("-" * len(hdr))
@@ -108,6 +136,7 @@ def _cmd_check(args) -> int:
         raise BNCBenchError(f"data directory {ddir} does not exist")
     bad: list[str] = []
     missing: list[str] = []
+    skipped: list[str] = []
     ok = 0
     for n in names:
         status, detail = uci.check_file(n, ddir, registry=args.registry)
@@ -117,12 +146,18 @@ def _cmd_check(args) -> int:
         elif status == "missing":
             missing.append(n)
             print(f"missing  {n:<16} {detail}")
+        elif status == "skipped":  # an entry with a directory of its own that is absent (the digits)
+            skipped.append(n)
+            print(f"skipped  {n:<16} {detail}")
         else:
             bad.append(n)
             print(f"BAD      {n:<16} {detail}")
-    print(f"{ok} intact, {len(bad)} bad, {len(missing)} missing (of {len(names)}) in {ddir}")
+    print(f"{ok} intact, {len(bad)} bad, {len(missing)} missing{f', {len(skipped)} skipped' if skipped else ''} "
+          f"(of {len(names)}) in {ddir}")
+    for line in _own_directories(reg, names, ddir):
+        print(line)
     if bad:
-        print(f"bad files: {', '.join(reg[n]['file'] for n in bad)}")
+        print(f"bad files: {', '.join(f['file'] for n in bad for f in entry_files(reg[n]))}")
         return 1
     if ok == 0:
         print("no registered dataset file is present")
@@ -145,7 +180,18 @@ def _cmd_show(args) -> int:
     print(f"{ds.name}: {ds.n_instances} rows, {ds.n_attributes} attributes "
           f"({int(ds.numeric_mask.sum())} numeric), {ds.n_classes} classes"
           f"{', Big' if ds.is_big else ''}")
-    print(f"file: {ds.meta['path']}  ({e['format']}{', gzip' if e.get('gzip') else ''})  sha256 {ds.meta['sha256']}")
+    if "files" in ds.meta:  # a given train/test split in several files
+        print(f"directory: {ds.meta['path']}  ({describe_directory(e)})")
+        for f in ds.meta["files"]:
+            print(f"  {f['part']:<5} {f['file']}  ({e['format']})  sha256 {f['sha256']}")
+        split = ds.meta["split"]
+        print(f"given split: {split['train']} training rows, then {split['test']} test rows "
+              "(`run cv.mode=holdout` trains on the first and tests on the second)")
+    else:
+        print(f"file: {ds.meta['path']}  ({e['format']}{', gzip' if e.get('gzip') else ''})  "
+              f"sha256 {ds.meta['sha256']}")
+    if e.get("variant_of"):
+        print(f"variant of {e['variant_of']} (same files)")
     print()
     print(f"{'attribute':<28} {'type':<8} {'card':>5} {'missing':>8}")
     for c in ds.X.columns:
@@ -171,6 +217,11 @@ def _cmd_show(args) -> int:
         print(f"paper: {paper.get('name')} — {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
               f"{z['classes']} classes (Zaidi et al. 2017 Table 3"
               f"{'; Petitjean et al. 2018 Table 6' if paper.get('petitjean2018') else ''})")
+    pk = paper.get("pernkopf")
+    if pk:
+        print(f"paper: {paper.get('name')} — {pk['rows']} rows ({pk['train']} training, {pk['test']} test), "
+              f"{pk['attributes_incl_class']} attributes incl. class, {pk['classes']} classes "
+              f"(Pernkopf et al., Table {pk['table']})")
     diffs = e.get("differences") or []
     print("known differences from the paper:" if diffs else "known differences from the paper: none")
     for d in diffs:

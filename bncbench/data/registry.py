@@ -164,19 +164,25 @@ def check_available(specs: list[dict], data_dir) -> None:
     is loaded once (checksums, parsing, at least two classes, at least one
     row), so a bad dataset stops the run before any task starts.
     """
-    uci_specs = [s for s in specs if s["source"] == "uci"]
-    if uci_specs and not data_dir:
-        raise BNCBenchError(
-            f"dataset {uci_specs[0]['name']!r} needs the data directory: set BNCBENCH_DATA_DIR or data_dir=PATH"
-        )
+    from bncbench.data.locate import describe_directory, entry_dir, entry_files
+
     uci = _uci()
+    uci_specs = [s for s in specs if s["source"] == "uci"]
+    plain = [s for s in uci_specs if "directory" not in uci.load_registry()[s["name"]]]
+    if plain and not data_dir:
+        raise BNCBenchError(
+            f"dataset {plain[0]['name']!r} needs the data directory: set BNCBENCH_DATA_DIR or data_dir=PATH"
+        )
     for s in uci_specs:
         entry = uci.load_registry()[s["name"]]
-        path = uci.resolve_data_dir(data_dir) / entry["file"]
-        if not path.is_file():
-            raise BNCBenchError(
-                f"dataset {s['name']!r}: {path} not found (check BNCBENCH_DATA_DIR / data_dir, "
-                "or `python -m bncbench data check`)"
-            )
+        ddir = entry_dir(entry, data_dir)
+        where = describe_directory(entry) if "directory" in entry else "check BNCBENCH_DATA_DIR / data_dir"
+        for f in entry_files(entry):
+            path = ddir / f["file"]
+            if not path.is_file():
+                raise BNCBenchError(
+                    f"dataset {s['name']!r}: {path} not found ({where}, "
+                    "or `python -m bncbench data check`)"
+                )
     for s in specs:
         load(s, data_dir)

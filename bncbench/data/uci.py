@@ -110,7 +110,11 @@ def _apply_transforms(X: pd.DataFrame, y: pd.Categorical, transforms: list, sour
     """Declarative transforms from the registry (see datasets/registry.yaml header)."""
     for t in transforms or []:
         op = t.get("op")
-        if op == "bin_class":
+        if op == "downsample":  # average pooling of image pixels (bncbench.data.images)
+            from bncbench.data.images import downsample_frame
+
+            X = downsample_frame(X, factor=t.get("factor"), shape=t.get("shape"), source=source)
+        elif op == "bin_class":
             # class values are numbers; value <= upper_bounds[i] -> labels[i], above all -> labels[-1]
             bounds = [float(b) for b in t["upper_bounds"]]
             labels = [str(l) for l in t["labels"]]
@@ -299,6 +303,10 @@ def load_uci(
         sha256, it cannot be parsed, or it parses to an unexpected shape.
     """
     entry = _entry(name, load_registry(registry))
+    if "files" in entry:  # several files: a given train/test split (MNIST, USPS)
+        from bncbench.data.given_split import load_given
+
+        return load_given(entry, data_dir, cache=cache)
     path = resolve_data_dir(data_dir) / entry["file"]
     sha = _verify(path, entry)
     X, y = _load_typed(path, entry, str(path), sha, cache)
@@ -442,7 +450,9 @@ def check_file(
     *,
     registry: str | os.PathLike | None = None,
 ) -> tuple[str, str]:
-    """Status of one registered file: ``("ok"|"missing"|"bad", detail)``. Never raises for data problems.
+    """Status of one registered dataset's files: ``("ok"|"missing"|"skipped"|"bad", detail)``.
+
+    Never raises for data problems.
 
     Parameters
     ----------
@@ -456,20 +466,34 @@ def check_file(
     Returns
     -------
     tuple of (str, str)
-        ``"ok"`` with the shape, ``"missing"`` with the path, or ``"bad"`` with
-        the loader's error message.
+        ``"ok"`` with the shape, ``"missing"`` with the path, ``"skipped"`` with the
+        reason when an entry with a ``directory`` of its own (the digit datasets) has
+        none, or ``"bad"`` with the loader's error message.
 
     Raises
     ------
     BNCBenchError
         If the name is unknown or there is no data directory.
     """
+    from bncbench.data.locate import describe_directory, entry_dir, entry_files
+
     entry = _entry(name, load_registry(registry))
-    path = resolve_data_dir(data_dir) / entry["file"]
-    if not path.is_file():
-        return "missing", f"{path} not found"
+    if "directory" in entry:  # a directory of its own: skipped, with the reason, when it is absent
+        try:
+            ddir = entry_dir(entry, data_dir)
+        except BNCBenchError as exc:
+            return "skipped", str(exc)
+        if not ddir.is_dir():
+            return "skipped", f"directory {ddir} not found ({describe_directory(entry)})"
+    else:
+        ddir = resolve_data_dir(data_dir)
+    absent = [ddir / f["file"] for f in entry_files(entry) if not (ddir / f["file"]).is_file()]
+    if absent:
+        return "missing", f"{absent[0]} not found"
     try:
         ds = load_uci(name, data_dir, registry=registry)
     except BNCBenchError as exc:
         return "bad", str(exc)
-    return "ok", f"{ds.n_instances} rows, {ds.n_attributes} attributes, {ds.n_classes} classes"
+    split = ds.meta.get("split")
+    given = f" (given split: {split['train']} train, {split['test']} test)" if split else ""
+    return "ok", f"{ds.n_instances} rows, {ds.n_attributes} attributes, {ds.n_classes} classes{given}"

@@ -56,6 +56,21 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_").lower() or "x"
 
 
+def _holdout_note(summary: pd.DataFrame, metrics) -> list:
+    """The line that stands where bias and variance would appear for datasets evaluated on a given split."""
+    from bncbench.summary import HOLDOUT_NOTE
+
+    shown = [m for m in ("bias", "variance") if m in set(metrics)]
+    if not shown or "protocol" not in summary:
+        return []
+    names = list(dict.fromkeys(summary.loc[summary["protocol"] == "holdout", "dataset"]))
+    if not names:
+        return []
+    what = " and ".join(metric_name(m).lower() for m in shown)
+    return [("text", f"{what.capitalize()} of {', '.join(map(T.md_escape, names))}: {HOLDOUT_NOTE}; "
+                     f"{'it is' if len(names) == 1 else 'they are'} left out of the {what} comparisons.")]
+
+
 def _split_metrics(cfg: ReportConfig) -> tuple[list, list]:
     """The accuracy metrics of the report, and its time metrics (``train_time`` if none)."""
     return [m for m in cfg.metrics if m not in TIME], [m for m in cfg.metrics if m in TIME] or ["train_time"]
@@ -75,6 +90,10 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
         f"left out of every comparison. Lower is better for every metric. "
         f"Draw tolerance: |a - b| <= {DRAW_ATOL:g} + {DRAW_RTOL:g} max(|a|, |b|). "
         f"Source: {source}. [summary.csv](summary.csv)")))
+    if "protocol" in summary and (summary["protocol"] == "holdout").any():
+        names = list(dict.fromkeys(summary.loc[summary["protocol"] == "holdout", "dataset"]))
+        sec.items.append(("text", f"Evaluated once on their given train/test split (holdout protocol, one fold, "
+                                  f"no bias and variance): {', '.join(map(T.md_escape, names))}."))
     if n_failed:
         bad = records[records["status"] != "ok"].groupby(["dataset", "model"]).size()
         sec.items.append(("text", "Failed tasks: " + ", ".join(f"{d} / {T.md_label(m)} ({k})" for (d, m), k in bad.items())))
@@ -85,6 +104,7 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
 def _wdl_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer, name: str) -> Section:
     """The W-D-L tables with sign tests, one per ``cfg.tables`` entry."""
     sec = Section("Win-draw-loss tables")
+    sec.items += _holdout_note(summary, [m for spec in cfg.tables for m in spec.metrics])
     for spec in cfg.tables:
         tab = wdl_table(summary, spec.pairs, spec.metrics, subsets=cfg.subsets)
         links = {
@@ -103,6 +123,7 @@ def _winloss_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer, name:
         "Each curve is a series of pairs A:B, one per x position; the plot shows A's wins minus its losses "
         "over the datasets where both models have a result (draws, by the W-D-L tables' rule, are ignored; "
         "`y: both` plots wins and losses instead). The tables give every W/D/L count.")))
+    sec.items += _holdout_note(summary, [m for spec in cfg.winloss_plots for m in spec.metrics])
     for spec in cfg.winloss_plots:
         data = winloss_data(summary, spec.series, spec.metrics, x=spec.x, subsets=cfg.subsets)
         comment = f"win/loss plot '{spec.name}' of {name}" + (f": {spec.title}" if spec.title else "")
@@ -183,6 +204,7 @@ def _geomean_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer) -> Se
     links = {"md": w.text("tables/geomean.md", T.frame_markdown(gm)), "csv": w.text("tables/geomean.csv", gm.to_csv(index=False, float_format="%.6g"))}
     sec.items.insert(0, ("links", "Geometric means of metric(model) / metric(reference) over the datasets where every "
                          "model of the group has a positive mean (n_dropped: datasets left out, e.g. a 0-1 loss of 0)", links))
+    sec.items[1:1] = _holdout_note(summary, _split_metrics(cfg)[0])
     return sec
 
 
@@ -268,6 +290,7 @@ def _convergence_section(records: pd.DataFrame, summary: pd.DataFrame, cfg: Repo
 def _friedman_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer) -> Section:
     """Friedman tests with average ranks and Nemenyi CDs, and their critical-difference diagrams."""
     sec = Section("Friedman test and Nemenyi critical differences")
+    sec.items += _holdout_note(summary, cfg.friedman_metrics)
     fres = []
     metrics = cfg.friedman_metrics if len(cfg.friedman_models) >= 2 else []  # a test needs two models
     for metric in metrics:
@@ -291,6 +314,7 @@ def _friedman_section(summary: pd.DataFrame, cfg: ReportConfig, w: _Writer) -> S
 def _per_dataset_section(records: pd.DataFrame, summary: pd.DataFrame, cfg: ReportConfig, w: _Writer) -> Section:
     """Mean ± std over folds per dataset, one table per metric and group (the appendix)."""
     sec = Section("Per-dataset results (appendix)")
+    sec.items += _holdout_note(summary, cfg.per_dataset_metrics)
     for metric in cfg.per_dataset_metrics:
         for g in cfg.groups or []:
             frame = T.per_dataset_frame(records, summary, metric, g.models)
