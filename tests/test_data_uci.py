@@ -318,7 +318,7 @@ def test_dataset_configs_in_sync_with_registry():
 def test_registry_is_well_formed():
     reg = uci.load_registry()
     g = uci.groups()
-    assert len(reg) == 58
+    assert len(reg) == 64
     assert set(g) >= {"all", "big", "little", "zaidi2017", "smoke"}
     assert 4 <= len(g["smoke"]) <= 6
     assert sorted(g["big"] + g["little"]) == sorted(g["all"])
