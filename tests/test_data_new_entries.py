@@ -10,8 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from bncbench.data import uci
+from bncbench.errors import BNCBenchError
 
 
 def _shared_dir() -> Path | None:
@@ -76,3 +78,60 @@ def test_arff_values_padded_with_blanks():
     t = uci.parse_arff("@relation p\n@attribute a numeric\n@attribute class {0,1,8}\n@data\n 47, 8\n  0, 1\n", "p")
     assert t.frame["class"].astype(str).tolist() == ["8", "1"]
     assert t.frame["a"].tolist() == [47.0, 0.0]
+
+
+# --------------------------------------------------------------------------- groups
+
+
+def test_groups_of_the_new_entries():
+    g = uci.groups()
+    new = set(EXPECTED)
+    # Zaidi et al. 2017, Table 3 has all but Kddcup; its Big set (> 10,000 rows) is big ∩ zaidi2017: the
+    # paper's twelve minus Localization, which the shared data lacks
+    assert new - set(g["zaidi2017"]) == {"kddcup"}
+    assert set(g["big"]) & set(g["zaidi2017"]) == {
+        "poker-hand", "covertype", "census-income", "connect-4", "shuttle", "adult", "letter", "magic",
+        "nursery", "sign", "pendigits"}
+    # Petitjean et al. 2018, Table 6 stops at Connect-4 (67,557 rows)
+    assert new & set(g["petitjean2018"]) == {"nursery", "pendigits", "vote"}
+    # the deep-broad paper's Table 1 lists every registered dataset; its Big (> 100,000 rows) in our copies
+    assert g["zaidi_dbl"] == g["all"]
+    assert g["zaidi_dbl_big"] == ["census-income", "covertype", "kddcup"]
+    assert "kddcup" in g["big"] and "vote" in g["little"]
+    assert sorted(g["big"] + g["little"]) == sorted(g["all"])
+    assert set(g) == set(uci.GROUP_NAMES)
+
+
+def test_paper_tables_and_the_paper_big_group(tmp_path):
+    """A paper's table in the entries or in the `papers:` section; zaidi_dbl_big: > 100,000 rows in our copy."""
+    def entry(rows):
+        return {"file": "x.arff", "expected": {"rows": rows},
+                "paper": {"name": "X", "zaidi2017": {"table": 3, "rows": rows, "attributes_incl_class": 3,
+                                                     "classes": 2} if rows > 150_000 else None}}
+
+    shape = {"table": 1, "rows": 5_209_000, "attributes_incl_class": 41, "classes": 40}
+    reg = {"papers": {"zaidi_dbl": {"at": shape, "above": shape}},
+           "datasets": {"at": entry(100_000), "above": entry(100_001), "other": entry(200_000)}}
+    path = tmp_path / "registry.yaml"
+    path.write_text(yaml.safe_dump(reg, sort_keys=False))
+    g = uci.groups(path)
+    assert g["zaidi_dbl"] == ["at", "above"] and g["zaidi2017"] == ["other"]
+    assert g["zaidi_dbl_big"] == ["above"]  # our copy's rows, not the paper's
+    assert g["big"] == ["at", "above", "other"] and g["little"] == []
+    assert uci.resolve_names(["zaidi_dbl_big", "other"], path) == ["above", "other"]
+    assert list(uci.paper_shapes("above", path)) == ["zaidi_dbl"]
+    assert uci.paper_shapes("other", path)["zaidi2017"]["table"] == 3
+    for papers, error in (({"nosuch": {"at": shape}}, "'papers' has 'nosuch'"),
+                          ({"zaidi_dbl": {"gone": shape}}, "paper 'zaidi_dbl' names unknown dataset 'gone'")):
+        path.write_text(yaml.safe_dump({**reg, "papers": papers}, sort_keys=False))
+        with pytest.raises(BNCBenchError, match=error):
+            uci.groups(path)
+
+
+def test_real_registry_paper_shapes():
+    """The deep-broad paper's Table 1 as printed (its Att column counts Kddcup's attributes without the label)."""
+    assert uci.paper_shapes("kddcup") == {"zaidi_dbl": {"table": 1, "rows": 5209000, "attributes_incl_class": 41,
+                                                        "classes": 40}}
+    assert list(uci.paper_shapes("vote")) == ["zaidi2017", "petitjean2018", "zaidi_dbl"]
+    assert list(uci.paper_shapes("covertype")) == ["zaidi2017", "zaidi_dbl"]
+    assert uci.paper_shapes("poker-hand")["zaidi_dbl"]["attributes_incl_class"] == 10  # Zaidi 2017: 11

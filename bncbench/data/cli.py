@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--registry", default=None, help="registry YAML (default: datasets/registry.yaml)")
     sub = p.add_subparsers(dest="cmd", metavar="{list,check,show,fetch}", parser_class=_Parser)
     sp = sub.add_parser("list", parents=[common], help="every registered dataset and whether it is present")
-    sp.add_argument("--group", default=None, help="only this group (all, big, little, zaidi2017, smoke)")
+    sp.add_argument("--group", default=None, help=f"only this group ({', '.join(uci.GROUP_NAMES)})")
     sp = sub.add_parser("check", parents=[common], help="verify presence, sha256 and shape of every file")
     sp.add_argument("names", nargs="*", help="datasets or groups to check (default: all)")
     sp = sub.add_parser("show", parents=[common], help="attributes, class distribution, provenance")
@@ -165,12 +165,12 @@ def _cmd_show(args) -> int:
     print(f"source: {prov.get('source', '?')}")
     if prov.get("notes"):
         print(f"notes: {prov['notes']}")
-    paper = e.get("paper") or {}
-    z = paper.get("zaidi2017") or paper.get("petitjean2018")
-    if z:
-        print(f"paper: {paper.get('name')} — {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
-              f"{z['classes']} classes (Zaidi et al. 2017 Table 3"
-              f"{'; Petitjean et al. 2018 Table 6' if paper.get('petitjean2018') else ''})")
+    shapes = uci.paper_shapes(args.name, args.registry)
+    if shapes:
+        print(f"paper: {(e.get('paper') or {}).get('name')}")
+    for key, z in shapes.items():
+        print(f"  {uci.PAPERS[key]}: {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
+              f"{z['classes']} classes")
     diffs = e.get("differences") or []
     print("known differences from the paper:" if diffs else "known differences from the paper: none")
     for d in diffs:

@@ -40,9 +40,11 @@ from bncbench.data.cache import (  # noqa: F401  (re-exported)
 )
 from bncbench.data.catalog import (  # noqa: F401  (re-exported)
     GROUP_NAMES,
+    PAPERS,
     _entry,
     groups,
     load_registry,
+    paper_shapes,
     registry_path,
     resolve_names,
 )
