@@ -350,3 +350,4 @@ def test_registered_dataset_loads_with_expected_shape(name):
     assert np.unique(ds.y).size == ex["classes_present"]
     assert int(ds.numeric_mask.sum()) == ex["numeric_attributes"]
     assert bool(ds.missing_mask.any()) == ex["missing_values"]
+    assert ds.meta["identifiers"] == {}  # identifier columns are dropped by the entries (drop_columns)

@@ -14,13 +14,15 @@ import sys
 import tempfile
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bncbench.data import uci
-from bncbench.errors import BNCBenchError
+from bncbench.data.identifiers import describe
+from bncbench.errors import BNCBenchError, IdentifierWarning
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,7 +143,10 @@ def _fmt_counts(values: pd.Series, limit: int = 12) -> str:
 def _cmd_show(args) -> int:
     reg = uci.load_registry(args.registry)
     e = uci._entry(args.name, reg)
-    ds = uci.load_uci(args.name, args.data_dir, registry=args.registry)
+    with warnings.catch_warnings():  # identifiers are shown below
+        warnings.simplefilter("ignore", IdentifierWarning)
+        ds = uci.load_uci(args.name, args.data_dir, registry=args.registry)
+    ids = ds.meta.get("identifiers") or {}
     print(f"{ds.name}: {ds.n_instances} rows, {ds.n_attributes} attributes "
           f"({int(ds.numeric_mask.sum())} numeric), {ds.n_classes} classes"
           f"{', Big' if ds.is_big else ''}")
@@ -152,7 +157,12 @@ def _cmd_show(args) -> int:
         s = ds.X[c]
         nominal = isinstance(s.dtype, pd.CategoricalDtype)
         card = len(s.cat.categories) if nominal else s.nunique(dropna=True)
-        print(f"{str(c)[:28]:<28} {'nominal' if nominal else 'numeric':<8} {card:>5} {int(s.isna().sum()):>8}")
+        print(f"{str(c)[:28]:<28} {'nominal' if nominal else 'numeric':<8} {card:>5} {int(s.isna().sum()):>8}"
+              f"{'  identifier' if str(c) in ids else ''}")
+    if ids:
+        done = "dropped (drop_identifiers)" if ds.meta.get("identifiers_dropped") else \
+            "kept (set drop_identifiers: true to drop)"
+        print(f"{describe(ids, ds.n_instances)}: {done}")
     print()
     counts = np.bincount(ds.y, minlength=ds.n_classes)
     print("class distribution:")
