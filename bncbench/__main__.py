@@ -19,6 +19,26 @@ examples:
 """
 
 
+def _one_line_warnings() -> None:
+    """Print the project's warnings as ``bncbench: warning: <message>``; others as Python does."""
+    import warnings
+
+    from bncbench.errors import BNCBenchWarning
+
+    python_show = warnings.showwarning
+    if getattr(python_show, "one_line", False):
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, BNCBenchWarning):
+            print(f"bncbench: warning: {message}", file=file if file is not None else sys.stderr)
+        else:
+            python_show(message, category, filename, lineno, file, line)
+
+    show.one_line = True
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one ``python -m bncbench`` command and return its exit code.
 
@@ -41,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from bncbench.errors import BNCBenchError
 
+    _one_line_warnings()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)

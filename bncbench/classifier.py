@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
 from bncbench.components import ESTIMATORS, FLAT_KINDS, OPTIMIZERS, PARAMETERIZATIONS, STRUCTURES
+from bncbench.data.identifiers import find_identifiers, warn_identifiers
 from bncbench.errors import BNCBenchError
 from bncbench.estimators import estimate
 from bncbench.preprocess import Discretizer
@@ -93,6 +94,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     cardinalities : array-like of int, default=None
         Number of codes per attribute for integer input (default: largest code + 1).
 
+    A nominal column of a table (a DataFrame, or an array that is discretized) with a distinct
+    value on at least 90 % of 20 or more rows is an identifier, not evidence: ``fit`` issues one
+    :class:`~bncbench.errors.IdentifierWarning` naming it (:mod:`bncbench.data.identifiers`).
+    Integer code arrays are taken as they are.
+
     Attributes
     ----------
     classes_ : ndarray
@@ -154,6 +160,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         parts = self._check_components()
         X, y_codes = self._check_training_data(X, y)
         data = self._encode(X, y_codes)
+        if isinstance(X, pd.DataFrame) or self.discretizer_ is not None:
+            self._warn_identifiers(X, data.codes)
         self.learned_structure_ = parts.structure.obj(data, **parts.kwargs(parts.structure))
         self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data, **parts.kwargs(parts.estimator))
         if parts.param.info.get("optimized"):
@@ -231,6 +239,19 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 "with NaN and discretize=True")
         return TrainingData(codes, y_codes.astype(np.int64), self.cardinalities_, len(self.classes_),
                             int(self.random_state))
+
+    def _warn_identifiers(self, X, codes: np.ndarray) -> None:
+        """One IdentifierWarning naming the nominal columns with a distinct value on (nearly) every row.
+
+        Nominal: what the discretizer keeps as categories, or every column of a table read as codes.
+        """
+        disc = self.discretizer_
+        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else [f"x{j}" for j in range(codes.shape[1])]
+        nominal = [j for j in range(codes.shape[1]) if disc is None or disc.kinds_[j] == "nominal"]
+        # the discretizer's missing code is the last one: outside [0, card) it counts as missing
+        cards = self.cardinalities_ - (disc.has_missing_code_ if disc is not None else 0)
+        found = find_identifiers(((names[j], codes[:, j], int(cards[j])) for j in nominal), codes.shape[0])
+        warn_identifiers(found, codes.shape[0], "X", "drop {it} before fit (loaders: drop_identifiers)", stacklevel=3)
 
     def _codes(self, X) -> np.ndarray:
         if self.discretizer_ is not None:

@@ -117,7 +117,19 @@ class JoblibExecutor:
         from joblib import Parallel, delayed
 
         return Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", batch_size=1)(
-            delayed(fn)(t) for t in items)
+            delayed(_in_worker)(fn, t) for t in items)
+
+
+def _in_worker(fn, item):
+    """``fn(item)`` in a worker process, which reloads datasets the parent has loaded: their identifier
+    warnings were given there, when the run was checked (:func:`bncbench.data.registry.check_available`)."""
+    import warnings
+
+    from bncbench.errors import IdentifierWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifierWarning)
+        return fn(item)
 
 
 def make_executor(name: str = "joblib", **options: Any) -> Executor:

@@ -319,11 +319,12 @@ def test_dataset_configs_in_sync_with_registry():
 def test_registry_is_well_formed():
     reg = uci.load_registry()
     g = uci.groups()
-    assert len(reg) == 61  # 58 UCI datasets, mnist, mnist14 (a variant of mnist) and usps
+    assert len(reg) == 67  # 64 UCI datasets, mnist, mnist14 (a variant of mnist) and usps
     assert set(g) >= {"all", "big", "little", "zaidi2017", "smoke"}
     assert 4 <= len(g["smoke"]) <= 6
     assert sorted(g["big"] + g["little"]) == sorted(g["all"])
-    assert set(g["big"]) == {n for n, e in reg.items() if e["expected"]["rows"] > 10_000}
+    assert set(g["big"]) == {n for n, e in reg.items() if e["expected"]["rows"] > 10_000 and "directory" not in e}
+    assert len(g["all"]) == 64 and g["digits"] == ["mnist", "mnist14", "usps"]  # the digits are a group of their own
     for n, e in reg.items():
         assert all(len(f["sha256"]) == 64 for f in entry_files(e)) and e["expected"]["rows"] > 0, n
         assert e["provenance"]["source"], n
@@ -352,3 +353,4 @@ def test_registered_dataset_loads_with_expected_shape(name):
     assert np.unique(ds.y).size == ex["classes_present"]
     assert int(ds.numeric_mask.sum()) == ex["numeric_attributes"]
     assert bool(ds.missing_mask.any()) == ex["missing_values"]
+    assert ds.meta["identifiers"] == {}  # identifier columns are dropped by the entries (drop_columns)

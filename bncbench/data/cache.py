@@ -8,6 +8,7 @@ parse specification, so a second load only hashes the file and reads the parquet
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import tempfile
@@ -21,6 +22,12 @@ CACHE_VERSION = 1
 """Bumped whenever the parsed representation changes; part of every cache key."""
 
 _CLASS_COL = "__class__"
+
+_TO_PANDAS = {"split_blocks": True, "self_destruct": True} \
+    if "to_pandas_kwargs" in inspect.signature(pd.read_parquet).parameters else None
+"""Arrow's columns become the frame's (one block per column, buffers taken over) instead of being
+copied into one 2-d block: covertype's 581,012 x 54 floats read in 0.3-0.4 s instead of 1.6-3.3 s
+in a fresh process (pandas >= 3; read-only arrays, which copy-on-write keeps safe)."""
 
 
 def cache_dir() -> Path:
@@ -68,7 +75,7 @@ def _cache_read(path: Path) -> tuple[pd.DataFrame, pd.Categorical] | None:
     if not path.exists():
         return None
     try:
-        df = pd.read_parquet(path)
+        df = pd.read_parquet(path, to_pandas_kwargs=_TO_PANDAS) if _TO_PANDAS else pd.read_parquet(path)
     except Exception:  # corrupt cache entry: ignore and re-parse
         return None
     if _CLASS_COL not in df.columns:

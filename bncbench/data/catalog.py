@@ -17,13 +17,26 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from bncbench.data.dataset import BIG_THRESHOLD
+from bncbench.data.dataset import BIG_THRESHOLD, DBL_BIG_THRESHOLD
 from bncbench.data.formats.common import _FORMATS
 from bncbench.errors import BNCBenchError
 
-__all__ = ["GROUP_NAMES", "groups", "load_registry", "registry_path", "resolve_names"]
+__all__ = ["GROUP_NAMES", "PAPERS", "groups", "load_registry", "paper_shapes", "registry_path", "resolve_names"]
 
-GROUP_NAMES = ("all", "big", "little", "zaidi2017", "smoke")
+PAPERS = {
+    "zaidi2017": "Zaidi et al. 2017, Table 3",
+    "petitjean2018": "Petitjean et al. 2018, Table 6",
+    "zaidi_dbl": "Zaidi et al., deep-broad learning, Table 1",
+}
+"""The papers whose dataset tables the registry records, each dataset's shape as printed there: in
+the entry (``paper.<key>``; null when the paper did not use the dataset) for the first two, in the
+registry's ``papers.<key>`` table for later ones (an entry's content is part of its records' task
+keys). Each key is also the group of the datasets that paper used (:func:`paper_shapes`)."""
+
+_PAPER_BIG = {"zaidi_dbl_big": ("zaidi_dbl", DBL_BIG_THRESHOLD)}
+"""A paper's own *Big* subset: group name to (paper group, more rows than this in our copy)."""
+
+GROUP_NAMES = ("all", "big", "little", "digits", *PAPERS, *_PAPER_BIG, "smoke")
 
 
 def registry_path() -> Path:
@@ -78,10 +91,28 @@ def _load_registry_cached(path: str, mtime: float) -> dict[str, dict]:
             if n not in out:
                 raise BNCBenchError(f"dataset registry {path}: group {g!r} names unknown dataset {n!r}")
     _EXTRA_GROUPS[path] = out_groups
+    _PAPER_TABLES[path] = _paper_tables(raw.get("papers"), out, path)
     return out
 
 
 _EXTRA_GROUPS: dict[str, dict[str, list[str]]] = {}
+_PAPER_TABLES: dict[str, dict[str, dict[str, dict]]] = {}
+
+
+def _paper_tables(papers, registry: dict, path: str) -> dict[str, dict[str, dict]]:
+    """The ``papers`` section: ``{paper key: {dataset name: shape}}``, checked."""
+    if not isinstance(papers or {}, dict):
+        raise BNCBenchError(f"dataset registry {path}: 'papers' must be a mapping")
+    out: dict[str, dict[str, dict]] = {}
+    for key, table in (papers or {}).items():
+        if key not in PAPERS or not isinstance(table, dict):
+            raise BNCBenchError(f"dataset registry {path}: 'papers' has {key!r}; expected a table of one of "
+                                f"{', '.join(PAPERS)}")
+        unknown = [n for n in table if n not in registry]
+        if unknown:
+            raise BNCBenchError(f"dataset registry {path}: paper {key!r} names unknown dataset {unknown[0]!r}")
+        out[str(key)] = {str(n): dict(shape) for n, shape in table.items() if shape}
+    return out
 
 
 def _variants(path: str, entry: dict) -> dict[str, dict]:
@@ -141,15 +172,53 @@ def _entry(name: str, registry: dict | None = None) -> dict:
     return reg[name]
 
 
-def _is_big(entry: dict) -> bool:
-    return int(entry.get("expected", {}).get("rows", 0)) > BIG_THRESHOLD
+def _rows(entry: dict) -> int:
+    return int(entry.get("expected", {}).get("rows", 0))
+
+
+def paper_shapes(name: str, path: str | os.PathLike | None = None) -> dict[str, dict]:
+    """The shape of dataset ``name`` in each paper of :data:`PAPERS` that used it.
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset name.
+    path : str or os.PathLike, optional
+        The registry file; default :func:`registry_path`.
+
+    Returns
+    -------
+    dict of str to dict
+        Paper key to the shape as printed there (``table``, ``rows``,
+        ``attributes_incl_class``, ``classes``), in :data:`PAPERS` order.
+
+    Raises
+    ------
+    BNCBenchError
+        If the name is not registered.
+    """
+    entry = _entry(name, load_registry(path))
+    tables = _PAPER_TABLES.get(str(Path(path) if path is not None else registry_path()), {})
+    in_entry = entry.get("paper") or {}
+    out = {}
+    for key in PAPERS:
+        shape = in_entry.get(key) or tables.get(key, {}).get(name)
+        if shape:
+            out[key] = shape
+    return out
 
 
 def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
-    """Dataset groups: ``all``, ``big`` (> 10,000 rows), ``little``, ``zaidi2017``, ``petitjean2018``, ``smoke``.
+    """Dataset groups, derived from the entries except ``smoke``.
 
+    ``all`` (the UCI collection: every entry without a ``directory`` of its own); ``digits`` (the
+    entries with one: MNIST, USPS); ``big`` (more than 10,000 rows, the threshold of Zaidi et al. 2017)
+    and ``little`` (the others); one group per paper of :data:`PAPERS`
+    (``zaidi2017``, ``petitjean2018``, ``zaidi_dbl``: the datasets with a shape
+    in that paper, :func:`paper_shapes`); ``zaidi_dbl_big`` (the ``zaidi_dbl`` datasets
+    with more than 100,000 rows in our copy, the deep-broad paper's threshold).
     ``smoke`` (and any other extra group) comes from the registry's ``groups``
-    section; the others are derived from the entries.
+    section.
 
     Parameters
     ----------
@@ -164,15 +233,20 @@ def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
     reg = load_registry(path)
     p = str(Path(path) if path is not None else registry_path())
     extra = _EXTRA_GROUPS.get(p, {})
-    names = list(reg)
+    # the UCI collection; entries with a directory of their own (the digit sets) are the `digits` group
+    names = [n for n in reg if "directory" not in reg[n]]
     out = {
         "all": names,
-        "big": [n for n in names if _is_big(reg[n])],
-        "little": [n for n in names if not _is_big(reg[n])],
-        "zaidi2017": [n for n in names if (reg[n].get("paper") or {}).get("zaidi2017")],
-        "petitjean2018": [n for n in names if (reg[n].get("paper") or {}).get("petitjean2018")],
-        "smoke": list(extra.get("smoke", [])),
+        "big": [n for n in names if _rows(reg[n]) > BIG_THRESHOLD],
+        "little": [n for n in names if _rows(reg[n]) <= BIG_THRESHOLD],
+        "digits": [n for n in reg if "directory" in reg[n]],
     }
+    shapes = {n: paper_shapes(n, path) for n in names}
+    for key in PAPERS:
+        out[key] = [n for n in names if key in shapes[n]]
+    for g, (paper, threshold) in _PAPER_BIG.items():
+        out[g] = [n for n in out[paper] if _rows(reg[n]) > threshold]
+    out["smoke"] = list(extra.get("smoke", []))
     for g, members in extra.items():
         out.setdefault(g, list(members))
     return out

@@ -14,14 +14,16 @@ import sys
 import tempfile
 import urllib.error
 import urllib.request
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from bncbench.data import uci
+from bncbench.data.identifiers import describe
 from bncbench.data.locate import describe_directory, entry_dir, entry_files
-from bncbench.errors import BNCBenchError
+from bncbench.errors import BNCBenchError, IdentifierWarning
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--registry", default=None, help="registry YAML (default: datasets/registry.yaml)")
     sub = p.add_subparsers(dest="cmd", metavar="{list,check,show,fetch}", parser_class=_Parser)
     sp = sub.add_parser("list", parents=[common], help="every registered dataset and whether it is present")
-    sp.add_argument("--group", default=None, help="only this group (all, big, little, zaidi2017, smoke)")
+    sp.add_argument("--group", default=None, help=f"only this group ({', '.join(uci.GROUP_NAMES)})")
     sp = sub.add_parser("check", parents=[common], help="verify presence, sha256 and shape of every file")
     sp.add_argument("names", nargs="*", help="datasets or groups to check (default: all)")
     sp = sub.add_parser("show", parents=[common], help="attributes, class distribution, provenance")
@@ -176,7 +178,10 @@ def _fmt_counts(values: pd.Series, limit: int = 12) -> str:
 def _cmd_show(args) -> int:
     reg = uci.load_registry(args.registry)
     e = uci._entry(args.name, reg)
-    ds = uci.load_uci(args.name, args.data_dir, registry=args.registry)
+    with warnings.catch_warnings():  # identifiers are shown below
+        warnings.simplefilter("ignore", IdentifierWarning)
+        ds = uci.load_uci(args.name, args.data_dir, registry=args.registry)
+    ids = ds.meta.get("identifiers") or {}
     print(f"{ds.name}: {ds.n_instances} rows, {ds.n_attributes} attributes "
           f"({int(ds.numeric_mask.sum())} numeric), {ds.n_classes} classes"
           f"{', Big' if ds.is_big else ''}")
@@ -198,7 +203,12 @@ def _cmd_show(args) -> int:
         s = ds.X[c]
         nominal = isinstance(s.dtype, pd.CategoricalDtype)
         card = len(s.cat.categories) if nominal else s.nunique(dropna=True)
-        print(f"{str(c)[:28]:<28} {'nominal' if nominal else 'numeric':<8} {card:>5} {int(s.isna().sum()):>8}")
+        print(f"{str(c)[:28]:<28} {'nominal' if nominal else 'numeric':<8} {card:>5} {int(s.isna().sum()):>8}"
+              f"{'  identifier' if str(c) in ids else ''}")
+    if ids:
+        done = "dropped (drop_identifiers)" if ds.meta.get("identifiers_dropped") else \
+            "kept (set drop_identifiers: true to drop)"
+        print(f"{describe(ids, ds.n_instances)}: {done}")
     print()
     counts = np.bincount(ds.y, minlength=ds.n_classes)
     print("class distribution:")
@@ -211,12 +221,13 @@ def _cmd_show(args) -> int:
     print(f"source: {prov.get('source', '?')}")
     if prov.get("notes"):
         print(f"notes: {prov['notes']}")
+    shapes = uci.paper_shapes(args.name, args.registry)
+    if shapes:
+        print(f"paper: {(e.get('paper') or {}).get('name')}")
+    for key, z in shapes.items():
+        print(f"  {uci.PAPERS[key]}: {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
+              f"{z['classes']} classes")
     paper = e.get("paper") or {}
-    z = paper.get("zaidi2017") or paper.get("petitjean2018")
-    if z:
-        print(f"paper: {paper.get('name')} — {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
-              f"{z['classes']} classes (Zaidi et al. 2017 Table 3"
-              f"{'; Petitjean et al. 2018 Table 6' if paper.get('petitjean2018') else ''})")
     pk = paper.get("pernkopf")
     if pk:
         print(f"paper: {paper.get('name')} — {pk['rows']} rows ({pk['train']} training, {pk['test']} test), "

@@ -22,6 +22,9 @@ from bncbench.errors import BNCBenchError
 BIG_THRESHOLD = 10_000
 """A dataset with more instances than this is *Big* (Zaidi et al. 2017, Table 4)."""
 
+DBL_BIG_THRESHOLD = 100_000
+"""A dataset with more instances than this is *Big* in the deep-broad paper (Zaidi et al., §6)."""
+
 
 @dataclass
 class Dataset:

@@ -40,9 +40,11 @@ from bncbench.data.cache import (  # noqa: F401  (re-exported)
 )
 from bncbench.data.catalog import (  # noqa: F401  (re-exported)
     GROUP_NAMES,
+    PAPERS,
     _entry,
     groups,
     load_registry,
+    paper_shapes,
     registry_path,
     resolve_names,
 )
@@ -50,6 +52,7 @@ from bncbench.data.dataset import BIG_THRESHOLD, Dataset  # noqa: F401  (BIG_THR
 from bncbench.data.formats.arff import ArffAttribute, ArffTable, parse_arff  # noqa: F401
 from bncbench.data.formats.common import _FORMATS, _cat_index, _read_text, _resolve_column
 from bncbench.data.formats.text import _fields, _parse_text
+from bncbench.data.identifiers import screen
 from bncbench.errors import BNCBenchError
 
 __all__ = [
@@ -229,6 +232,12 @@ def _make_dataset(name: str, X: pd.DataFrame, y: pd.Categorical, meta: dict) -> 
     return Dataset(name, X, np.asarray(y.codes, dtype=np.int64), classes, meta)
 
 
+def _screen(X: pd.DataFrame, where: str, drop, advice: str) -> tuple[pd.DataFrame, dict]:
+    """Identifiers dropped (``drop``) or warned about, and the meta entries that record them."""
+    X, found = screen(X, where, bool(drop), advice, stacklevel=3)  # the warning points at the loader's caller
+    return X, {"identifiers": found, "identifiers_dropped": bool(found) and bool(drop)}
+
+
 # --------------------------------------------------------------------------- public loaders
 
 
@@ -264,7 +273,7 @@ def _check_shape(name: str, path: Path, ds: Dataset, entry: dict) -> None:
 
 
 def _meta(entry: dict, path: Path, sha: str) -> dict:
-    keys = ("file", "format", "provenance", "paper", "differences", "transforms", "url")
+    keys = ("file", "format", "provenance", "paper", "differences", "transforms", "url", "drop_identifiers")
     m = {k: entry[k] for k in keys if k in entry}
     m.update({"path": str(path), "sha256": sha, "registered": True})
     return m
@@ -310,7 +319,9 @@ def load_uci(
     path = resolve_data_dir(data_dir) / entry["file"]
     sha = _verify(path, entry)
     X, y = _load_typed(path, entry, str(path), sha, cache)
-    ds = _make_dataset(name, X, y, _meta(entry, path, sha))
+    X, found = _screen(X, str(path), entry.get("drop_identifiers"),
+                       f"set drop_identifiers: true in the {name!r} registry entry to drop {{it}}")
+    ds = _make_dataset(name, X, y, {**_meta(entry, path, sha), **found})
     _check_shape(name, path, ds, entry)
     return ds
 
@@ -353,6 +364,7 @@ def load_file(
     default_type: str = "auto",
     drop_columns: Sequence[str] = (),
     missing_class: str = "error",
+    drop_identifiers: bool = False,
     sha256: str | None = None,
     cache: bool = True,
 ) -> Dataset:
@@ -392,6 +404,11 @@ def load_file(
         Columns to discard.
     missing_class : str, default ``"error"``
         ``error`` or ``drop`` (discard rows without a class value).
+    drop_identifiers : bool, default False
+        Drop the identifier attributes (:mod:`bncbench.data.identifiers`: a
+        nominal attribute with a distinct value on at least 90 % of the rows);
+        by default they are kept and one :class:`~bncbench.errors.IdentifierWarning`
+        names them.
     sha256 : str, optional
         The sha256 the file must have.
     cache : bool, default True
@@ -440,8 +457,9 @@ def load_file(
         "missing_class": missing_class,
     }
     X, y = _load_typed(p, spec, str(p), sha, cache)
+    X, found = _screen(X, str(p), drop_identifiers, "drop {it} with the dataset option drop_identifiers: true")
     nm = name or re.sub(r"\.(arff|csv|tsv|data|txt)$", "", p.name.lower().removesuffix(".gz"))
-    return _make_dataset(nm, X, y, {"path": str(p), "sha256": sha, "format": fmt, "registered": False})
+    return _make_dataset(nm, X, y, {"path": str(p), "sha256": sha, "format": fmt, "registered": False, **found})
 
 
 def check_file(
