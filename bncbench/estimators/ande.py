@@ -15,8 +15,8 @@ same m (A0DE). A value outside its attribute's range (code -1, unknown at predic
 ignored: as a child it contributes nothing, a parent subset containing it is left out.
 
 Tables: per seen parent combination (a row of
-:class:`~bncbench.estimators.subset_rows.SubsetRows`) the counts ``N(x_i, y, x_alpha)`` of every
-attribute value, ``(R, sum_i |X_i| |Y|)``; their log m-estimates are computed once per m.
+:class:`~bncbench.estimators.subset_rows.SubsetRows`) the counts ``N(y, x_i, x_alpha)`` of every
+class and attribute value, ``(R, |Y|, sum_i |X_i|)``; their log m-estimates are computed once per m.
 """
 
 from __future__ import annotations
@@ -24,8 +24,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from bncbench.estimators.subset_rows import SubsetRows, compact_codes, find_row
+from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
 from bncbench.structures.subsets import SubsetMembers
+
+LANES = 4
+"""Classes are summed four at a time (independent sums: the adds of one instance do not wait for each other)."""
 
 
 class AnDETables:
@@ -54,35 +57,41 @@ class AnDETables:
         self.class_counts = np.bincount(y, minlength=Y).astype(float)
         self.n = float(y.shape[0])
         self.rows = SubsetRows.fit(codes, y, self.cards, Y, self.members.subsets)
-        T = int(self.cards.sum()) * Y
-        self.child_counts = _child_counts(codes, y, Y, *self.rows.arrays(), self.att_off, T, self.rows.n_rows)
-        self.nb_counts = _attribute_counts(codes, y, Y, self.att_off, T)
+        C = int(self.cards.sum())
+        cols = _columns(codes, self.att_off, y, C)
+        self.child_counts = _child_counts(transposed(codes), *self.rows.arrays(), cols, Y * C,
+                                          self.rows.n_rows).reshape(-1, Y, C)
+        self.nb_counts = np.bincount(cols[cols >= 0], minlength=Y * C).reshape(Y, C)
         self.row_total = self.rows.counts.sum(axis=1)
         return self
 
     def log_tables(self, m: float) -> dict:
-        """The log m-estimates for ``m``: joint (R + S, Y; unseen rows last), conditionals (R, T), NB's."""
+        """The log m-estimates for ``m``: joint (R + S, Y; unseen rows last), conditionals (R, C, Y padded to
+        :data:`LANES`), NB's (Y, C)."""
         Y, rows = self.n_classes, self.rows
-        col_att = np.repeat(np.arange(len(self.cards)), self.cards * Y)  # attribute of every column
-        col_class = np.tile(np.arange(Y), int(self.cards.sum()))
+        m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
         share = m / (Y * rows.space.astype(float))
         num = np.concatenate([rows.counts + share[rows.row_subset()][:, None],
                               np.broadcast_to(share[:, None], (rows.n_subsets, Y))])
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf, 0/0 never read
             joint = np.log(num / (self.n + m))
-            cond = np.log((self.child_counts + (m / self.cards)[col_att]) / (rows.counts[:, col_class] + m))
-            nb = np.log((self.nb_counts + (m / self.cards)[col_att]) / (self.class_counts[col_class] + m))
+            cond = np.log((self.child_counts + m_card) / (rows.counts + m)[:, :, None])  # (R, Y, C)
+            nb = np.log((self.nb_counts + m_card) / (self.class_counts + m)[:, None])
             prior = np.log((self.class_counts + m / Y) / (self.n + m))
-        cond[~np.isfinite(cond) & (rows.counts[:, col_class] == 0)] = 0.0  # P(y, x_alpha) = 0 there
+        cond[np.broadcast_to((rows.counts == 0)[:, :, None], cond.shape) & ~np.isfinite(cond)] = 0.0  # P(y, x_alpha) = 0
+        padded = np.zeros((cond.shape[0], cond.shape[2], -(-Y // LANES) * LANES))  # (R, C, Y rounded up to LANES)
+        padded[:, :, :Y] = cond.transpose(0, 2, 1)
+        cond = padded
         unseen_child = np.log(1.0 / self.cards) if m > 0 else np.zeros(len(self.cards))
         return {"joint": joint, "cond": cond, "nb": nb, "prior": prior, "unseen_child": unseen_child}
 
     def log_joint(self, X: np.ndarray, m: float, tables: dict | None = None) -> np.ndarray:
         """``log P(y, x)`` (the frequency-limited mean of the SPnDEs) of every instance and class: (N, Y)."""
         t = self.log_tables(m) if tables is None else tables
-        return _ande_log_joint(compact_codes(X, self.cards), *self.rows.arrays(), self.rows.n_rows, self.row_total,
-                               self.min_count, t["joint"], t["cond"], t["unseen_child"], t["nb"], t["prior"],
-                               self.att_off)
+        codes = compact_codes(X, self.cards)
+        return _ande_log_joint(transposed(codes), *self.rows.arrays(), self.rows.n_rows, self.row_total, self.min_count,
+                               t["joint"], t["cond"], t["unseen_child"], t["nb"], t["prior"],
+                               _columns(codes, self.att_off))
 
     def n_parameters(self) -> int:
         """Free parameters: per subset ``min(R Y, Y |X_alpha| - 1)`` for ``P(y, x_alpha)``, plus per seen row
@@ -132,101 +141,121 @@ class AnDEScorer:
         return self.tables.log_joint(codes, self.m, self._tables)
 
 
-@numba.njit(cache=True, nogil=True)
-def _attribute_counts(codes, y, Y, att_off, T):  # pragma: no cover - compiled
-    out = np.zeros(T, dtype=np.int64)
-    for r in range(codes.shape[0]):
-        for i in range(codes.shape[1]):
-            x = codes[r, i]
-            if x >= 0:
-                out[(att_off[i] + x) * Y + y[r]] += 1
-    return out
+def _columns(codes: np.ndarray, att_off: np.ndarray, y=None, n_values: int = 0) -> np.ndarray:
+    """Per instance and attribute the column ``att_off[i] + x_i`` of the tables (``+ y * n_values`` if ``y`` is
+    given: the flat column of a (class, value) table); -1 for an unknown value."""
+    col = att_off[None, :] + codes
+    if y is not None:
+        col = col + y[:, None] * n_values
+    return np.ascontiguousarray(np.where(codes >= 0, col, -1).astype(np.int32))
 
 
 @numba.njit(cache=True, nogil=True)
-def _child_counts(codes, y, Y, subsets, strides, row_start, keys, dense_off, dense_map, att_off, T, R):  # pragma: no cover
-    """``N(x_i, y, x_alpha)`` per seen row: (R, T) int32, column ``(att_off[i] + x_i) * Y + y``."""
-    N, a = codes.shape
+def _child_counts(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, cols, T, R):  # pragma: no cover
+    """``N(y, x_i, x_alpha)`` per seen row: (R, T) int32, T = classes x values; ``cols``: :func:`_columns` with y."""
+    a, N = codes_t.shape
     out = np.zeros((R, T), dtype=np.int32)
-    for s in range(subsets.shape[0]):
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    for s in range(subsets.shape[0]):  # subset-outer: the subset's rows stay in cache
+        rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
         for r in range(N):
-            row = find_row(codes, r, s, subsets, strides, row_start, keys, dense_off, dense_map)
+            row = kb[r]
             if row < 0:
                 continue
-            yr = y[r]
             for i in range(a):
-                x = codes[r, i]
-                if x >= 0:
-                    out[row, (att_off[i] + x) * Y + yr] += 1
+                col = cols[r, i]
+                if col >= 0:
+                    out[row, col] += 1
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _ande_log_joint(codes, subsets, strides, row_start, keys, dense_off, dense_map, R, row_total, min_count,
-                    joint, cond, unseen_child, nb, prior, att_off):  # pragma: no cover - compiled
-    N, a = codes.shape
+def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, row_total, min_count,
+                    joint, cond, unseen_child, nb, prior, cols):  # pragma: no cover - compiled
+    """The frequency-limited log mean of the SPnDEs; ``cols``: :func:`_columns` without the class.
+
+    Subset-outer (the subset's rows of ``cond`` stay in cache while every instance reads them),
+    with a running log-sum-exp per instance and class.
+    """
+    a, N = codes_t.shape
     S, n = subsets.shape
     Y = prior.shape[0]
-    out = np.empty((N, Y))
-    buf = np.empty((S, Y))
-    acc = np.empty(Y)
-    for r in range(N):
-        K = 0
-        for s in range(S):
-            row = find_row(codes, r, s, subsets, strides, row_start, keys, dense_off, dense_map)
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    mx = np.full((N, Y), -np.inf)
+    tot = np.zeros((N, Y))
+    used = np.zeros(N, dtype=np.int64)
+    Yp = cond.shape[2]
+    acc = np.empty(Yp)
+    kids = np.empty(a, dtype=np.int64)
+    for s in range(S):
+        nk = 0
+        j = 0
+        for i in range(a):  # the children: attributes not in the subset
+            if j < n and subsets[s, j] == i:
+                j += 1
+            else:
+                kids[nk] = i
+                nk += 1
+        rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
+        for r in range(N):
+            row = kb[r]
             if row == -2:
                 continue
             if row == -1:
                 if min_count > 0:
                     continue
+                v = 0.0
+                for t in range(nk):
+                    if cols[r, kids[t]] >= 0:
+                        v += unseen_child[kids[t]]
                 for c in range(Y):
-                    acc[c] = joint[R + s, c]
+                    acc[c] = joint[R + s, c] + v
             else:
                 if row_total[row] < min_count:
                     continue
+                tab = cond[row]
+                for cb in range(0, Yp, 4):
+                    a0 = 0.0
+                    a1 = 0.0
+                    a2 = 0.0
+                    a3 = 0.0
+                    for t in range(nk):
+                        col = cols[r, kids[t]]
+                        if col >= 0:
+                            a0 += tab[col, cb]
+                            a1 += tab[col, cb + 1]
+                            a2 += tab[col, cb + 2]
+                            a3 += tab[col, cb + 3]
+                    acc[cb] = a0
+                    acc[cb + 1] = a1
+                    acc[cb + 2] = a2
+                    acc[cb + 3] = a3
                 for c in range(Y):
-                    acc[c] = joint[row, c]
-            j = 0
-            for i in range(a):
-                if j < n and subsets[s, j] == i:
-                    j += 1
+                    acc[c] += joint[row, c]
+            used[r] += 1
+            for c in range(Y):
+                v = acc[c]
+                if v == -np.inf:
                     continue
-                x = codes[r, i]
-                if x < 0:
-                    continue
-                if row == -1:
-                    for c in range(Y):
-                        acc[c] += unseen_child[i]
+                if v > mx[r, c]:
+                    tot[r, c] = tot[r, c] * np.exp(mx[r, c] - v) + 1.0
+                    mx[r, c] = v
                 else:
-                    base = (att_off[i] + x) * Y
-                    for c in range(Y):
-                        acc[c] += cond[row, base + c]
+                    tot[r, c] += np.exp(v - mx[r, c])
+    out = np.empty((N, Y))
+    for r in range(N):
+        if used[r] == 0:  # no parent subset qualifies: naive Bayes
             for c in range(Y):
-                buf[K, c] = acc[c]
-            K += 1
-        if K == 0:  # no parent subset qualifies: naive Bayes
-            for c in range(Y):
-                acc[c] = prior[c]
+                out[r, c] = prior[c]
             for i in range(a):
-                x = codes[r, i]
-                if x >= 0:
-                    base = (att_off[i] + x) * Y
+                col = cols[r, i]
+                if col >= 0:
                     for c in range(Y):
-                        acc[c] += nb[base + c]
-            for c in range(Y):
-                out[r, c] = acc[c]
+                        out[r, c] += nb[c, col]
             continue
-        logk = np.log(K)
+        logk = np.log(used[r])
         for c in range(Y):
-            mx = -np.inf
-            for k in range(K):
-                if buf[k, c] > mx:
-                    mx = buf[k, c]
-            if mx == -np.inf:
-                out[r, c] = -np.inf
-                continue
-            tot = 0.0
-            for k in range(K):
-                tot += np.exp(buf[k, c] - mx)
-            out[r, c] = mx + np.log(tot) - logk
+            out[r, c] = mx[r, c] + np.log(tot[r, c]) - logk if tot[r, c] > 0 else -np.inf
     return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from bncbench.estimators.subset_rows import SubsetRows, compact_codes, find_row
+from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
 from bncbench.structures.subsets import SubsetMembers, anje_exponent
 
 
@@ -62,7 +62,7 @@ class AnJETables:
     def log_joint(self, X: np.ndarray, m: float, log_theta: np.ndarray | None = None) -> np.ndarray:
         """``log P(y) + w sum_alpha log P(x_alpha | y)`` for every instance and class: (N, n_classes)."""
         lt = self.log_theta(m) if log_theta is None else log_theta
-        return _anje_log_joint(compact_codes(X, self.cards), *self.rows.arrays(), self.rows.n_rows, lt,
+        return _anje_log_joint(transposed(compact_codes(X, self.cards)), *self.rows.arrays(), self.rows.n_rows, lt,
                                self.log_prior(m), self.exponent)
 
     def n_parameters(self) -> int:
@@ -163,21 +163,23 @@ class AnJEScorer:
 
 
 @numba.njit(cache=True, nogil=True)
-def _anje_log_joint(codes, subsets, strides, row_start, keys, dense_off, dense_map, R, lt, prior, w):  # pragma: no cover
-    N, S, Y = codes.shape[0], subsets.shape[0], prior.shape[0]
-    out = np.empty((N, Y))
-    acc = np.empty(Y)
-    for r in range(N):
-        for c in range(Y):
-            acc[c] = 0.0
-        for s in range(S):
-            row = find_row(codes, r, s, subsets, strides, row_start, keys, dense_off, dense_map)
+def _anje_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, lt, prior, w):  # pragma: no cover
+    N, S, Y = codes_t.shape[1], subsets.shape[0], prior.shape[0]
+    acc = np.zeros((N, Y))
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    for s in range(S):  # subset-outer: the subset's rows stay in cache
+        rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
+        for r in range(N):
+            row = kb[r]
             if row == -2:
                 continue
             if row == -1:
                 row = R + s
             for c in range(Y):
-                acc[c] += lt[row, c]
+                acc[r, c] += lt[row, c]
+    out = np.empty((N, Y))
+    for r in range(N):
         for c in range(Y):
-            out[r, c] = prior[c] + w * acc[c]
+            out[r, c] = prior[c] + w * acc[r, c]
     return out

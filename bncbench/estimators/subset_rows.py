@@ -10,13 +10,14 @@ Memory is proportional to the seen combinations (at most ``min(N, |X_alpha|)`` p
 
 Lookup of an instance's row in subset ``s``: through a dense map ``key -> row`` where the
 subset's key space is small (at most ``max(DENSE_MAP_MIN, DENSE_MAP_FACTOR * rows)`` keys), by
-binary search over the subset's sorted keys otherwise. :func:`find_row` returns the row, ``UNSEEN``
-(-1) for a combination never seen in training, or ``INVALID`` (-2) when a value of the subset is
-outside its attribute's range (``-1`` codes: unknown at prediction), which every model ignores.
+binary search over the subset's sorted keys otherwise. Kernels loop over subsets outside and
+instances inside: :func:`rows_in_subset` finds the rows of all instances in one subset, ``UNSEEN``
+(-1) for a combination never seen in training or ``INVALID`` (-2) where a value of the subset is
+outside its attribute's range (a ``-1`` code: unknown at prediction), which every model ignores.
+Its keys are computed column by column (:func:`subset_keys`), so that the loops vectorize.
 
-Counting is one compiled pass per subset over the columns of the subset, all subsets in one
-call: dense counting into a scratch table where the key space is at most ``DENSE_COUNT_LIMIT``
-entries, sorting the keys otherwise.
+Counting is one compiled call over all subsets: dense counting into a scratch table where the
+key space is at most ``DENSE_COUNT_LIMIT`` entries, sorting the keys otherwise.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ def compact_codes(X, cards) -> np.ndarray:
     dtype = np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
     X = X.astype(np.int64, copy=False)
     return np.ascontiguousarray(np.where((X >= 0) & (X < cards), X, -1).astype(dtype))
+
+
+def transposed(codes: np.ndarray) -> np.ndarray:
+    """Compact codes as (attributes, instances), the layout the key loops read."""
+    return np.ascontiguousarray(codes.T)
 
 
 @dataclass
@@ -86,9 +92,11 @@ class SubsetRows:
         subsets = np.ascontiguousarray(subsets, dtype=np.int64)
         strides, space = _strides(cards, subsets)
         N, Y = codes.shape[0], int(n_classes)
+        if (codes < 0).any():
+            raise BNCBenchError("training codes must be in [0, card) for every attribute")
         cap = int(min(DENSE_COUNT_LIMIT, max(1 << 16, 2 * N)))
-        keys, counts, row_start = _seen_rows(np.ascontiguousarray(codes.T), np.asarray(y, dtype=np.int64), Y,
-                                             subsets, strides, space, cap)
+        keys, counts, row_start = _seen_rows(transposed(codes), np.asarray(y, dtype=np.int64), Y, subsets, strides,
+                                             space, cap)
         dense_off, dense_map = _dense_maps(space, row_start, keys)
         return cls(subsets, strides, space, row_start, keys, counts, dense_off, dense_map)
 
@@ -108,11 +116,11 @@ class SubsetRows:
         return np.repeat(np.arange(self.n_subsets, dtype=np.int64), self.rows_per_subset())
 
     def lookup(self, codes: np.ndarray) -> np.ndarray:
-        """Row of every instance in every subset, ``UNSEEN`` or ``INVALID``: (N, S) int64."""
-        return _lookup(codes, self.subsets, self.strides, self.row_start, self.keys, self.dense_off, self.dense_map)
+        """Row of every instance in every subset, ``UNSEEN`` or ``INVALID``: (N, S) int64 (compact ``codes``)."""
+        return _lookup(transposed(codes), *self.arrays())
 
     def arrays(self) -> tuple:
-        """The arrays :func:`find_row` reads, in its order after ``(codes, r, s)``."""
+        """The arrays :func:`rows_in_subset` reads, in its order after ``(codes_t, s)``."""
         return self.subsets, self.strides, self.row_start, self.keys, self.dense_off, self.dense_map
 
     def nbytes(self) -> int:
@@ -147,54 +155,85 @@ def _dense_maps(space, row_start, keys):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def subset_key(codes, r, subsets, strides, s):  # pragma: no cover - compiled
-    """Key of instance ``r``'s values in subset ``s``; -1 if a value is out of range."""
-    k = 0
+def subset_keys(codes_t, s, subsets, strides, kb, bad):  # pragma: no cover - compiled
+    """``kb[r]``: the key of instance ``r``'s values in subset ``s``, or -1 if one is out of range.
+
+    Column by column over ``codes_t`` (attributes x instances), so that the loops vectorize;
+    ``bad`` is scratch of the codes' type (the OR of the values: negative if any is -1).
+    """
+    N = codes_t.shape[1]
+    for r in range(N):
+        kb[r] = 0
+        bad[r] = 0
     for j in range(subsets.shape[1]):
-        v = codes[r, subsets[s, j]]
-        if v < 0:
-            return -1
-        k += v * strides[s, j]
-    return k
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def find_row(codes, r, s, subsets, strides, row_start, keys, dense_off, dense_map):  # pragma: no cover
-    """Row of instance ``r`` in subset ``s``: a row, ``UNSEEN`` (-1) or ``INVALID`` (-2)."""
-    k = subset_key(codes, r, subsets, strides, s)
-    if k < 0:
-        return -2
-    off = dense_off[s]
-    if off >= 0:
-        return np.int64(dense_map[off + k])
-    lo = row_start[s]
-    end = row_start[s + 1]
-    hi = end
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < k:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < end and keys[lo] == k:
-        return lo
-    return -1
+        col = codes_t[subsets[s, j]]
+        st = strides[s, j]
+        for r in range(N):
+            kb[r] += col[r] * st
+            bad[r] |= col[r]
+    for r in range(N):
+        if bad[r] < 0:
+            kb[r] = -1
 
 
 @numba.njit(cache=True, nogil=True)
-def _lookup(codes, subsets, strides, row_start, keys, dense_off, dense_map):  # pragma: no cover - compiled
-    N, S = codes.shape[0], subsets.shape[0]
-    out = np.empty((N, S), dtype=np.int64)
+def rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad):  # pragma: no cover
+    """``kb[r]``: the row of instance ``r`` in subset ``s``, ``UNSEEN`` (-1) or ``INVALID`` (-2).
+
+    ``kb`` (int64) and ``bad`` (the codes' type) are scratch of one entry per instance.
+    """
+    subset_keys(codes_t, s, subsets, strides, kb, bad)
+    N = kb.shape[0]
+    off = dense_off[s]
+    if off >= 0:
+        for r in range(N):
+            k = kb[r]
+            kb[r] = dense_map[off + k] if k >= 0 else -2
+        return
+    start = row_start[s]
+    end = row_start[s + 1]
     for r in range(N):
-        for s in range(S):
-            out[r, s] = find_row(codes, r, s, subsets, strides, row_start, keys, dense_off, dense_map)
+        k = kb[r]
+        if k < 0:
+            kb[r] = -2
+            continue
+        lo = start
+        hi = end
+        while lo < hi:  # binary search of k among the subset's sorted keys
+            mid = (lo + hi) >> 1
+            if keys[mid] < k:
+                lo = mid + 1
+            else:
+                hi = mid
+        kb[r] = lo if lo < end and keys[lo] == k else -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _lookup(codes_t, subsets, strides, row_start, keys, dense_off, dense_map):  # pragma: no cover - compiled
+    N, S = codes_t.shape[1], subsets.shape[0]
+    out = np.empty((N, S), dtype=np.int64)
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    for s in range(S):
+        rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
+        for r in range(N):
+            out[r, s] = kb[r]
     return out
 
 
 @numba.njit(cache=True, nogil=True)
+def _grow(keys, counts, R, size):  # pragma: no cover - compiled
+    keys2 = np.empty(size, dtype=np.int64)
+    keys2[:R] = keys[:R]
+    counts2 = np.zeros((size, counts.shape[1]), dtype=np.int64)
+    counts2[:R] = counts[:R]
+    return keys2, counts2
+
+
+@numba.njit(cache=True, nogil=True)
 def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover - compiled
-    """Keys, class counts and row starts of the seen combinations of every subset (codes_t: (a, N))."""
-    S, n = subsets.shape
+    """Keys, class counts and row starts of the seen combinations of every subset (codes all in range)."""
+    S = subsets.shape[0]
     N = codes_t.shape[1]
     size = max(1024, 4 * S)
     keys = np.empty(size, dtype=np.int64)
@@ -204,23 +243,32 @@ def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover
     total = np.zeros(cap, dtype=np.int64)
     seen = np.empty(min(cap, N) + 1, dtype=np.int64)
     kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
     R = 0
     for s in range(S):
-        for r in range(N):
-            k = 0
-            for j in range(n):
-                v = codes_t[subsets[s, j], r]
-                if v < 0 or k < 0:
-                    k = -1
-                else:
-                    k += v * strides[s, j]
-            kb[r] = k
-        if space[s] <= cap:
+        subset_keys(codes_t, s, subsets, strides, kb, bad)
+        if space[s] <= N:  # small key space: count every key, then read the table in key order
+            sp = space[s]
+            for r in range(N):
+                scratch[kb[r] * Y + y[r]] += 1
+            if R + sp > size:
+                size = max(2 * size, R + sp)
+                keys, counts = _grow(keys, counts, R, size)
+            for k in range(sp):
+                t = 0
+                for c in range(Y):
+                    t += scratch[k * Y + c]
+                if t > 0:
+                    keys[R] = k
+                    for c in range(Y):
+                        counts[R, c] = scratch[k * Y + c]
+                    R += 1
+                for c in range(Y):
+                    scratch[k * Y + c] = 0
+        elif space[s] <= cap:  # few of a larger key space seen: note them as they come
             ns = 0
             for r in range(N):
                 k = kb[r]
-                if k < 0:
-                    continue
                 if total[k] == 0:
                     seen[ns] = k
                     ns += 1
@@ -229,11 +277,7 @@ def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover
             found = np.sort(seen[:ns])
             if R + ns > size:
                 size = max(2 * size, R + ns)
-                keys2 = np.empty(size, dtype=np.int64)
-                keys2[:R] = keys[:R]
-                counts2 = np.zeros((size, Y), dtype=np.int64)
-                counts2[:R] = counts[:R]
-                keys, counts = keys2, counts2
+                keys, counts = _grow(keys, counts, R, size)
             for t in range(ns):
                 k = found[t]
                 keys[R] = k
@@ -242,21 +286,15 @@ def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover
                     scratch[k * Y + c] = 0
                 total[k] = 0
                 R += 1
-        else:
+        else:  # a key space too large for the scratch table: sort the keys
             order = np.argsort(kb)
             prev = -1
             for t in range(N):
                 k = kb[order[t]]
-                if k < 0:
-                    continue
                 if k != prev:
                     if R == size:
                         size = 2 * size
-                        keys2 = np.empty(size, dtype=np.int64)
-                        keys2[:R] = keys[:R]
-                        counts2 = np.zeros((size, Y), dtype=np.int64)
-                        counts2[:R] = counts[:R]
-                        keys, counts = keys2, counts2
+                        keys, counts = _grow(keys, counts, R, size)
                     keys[R] = k
                     R += 1
                     prev = k
