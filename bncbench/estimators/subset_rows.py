@@ -17,7 +17,8 @@ outside its attribute's range (a ``-1`` code: unknown at prediction), which ever
 Its keys are computed column by column (:func:`subset_keys`), so that the loops vectorize.
 
 Counting is one compiled call over all subsets: dense counting into a scratch table where the
-key space is at most ``DENSE_COUNT_LIMIT`` entries, sorting the keys otherwise.
+key space is at most ``DENSE_COUNT_LIMIT`` entries (all of it read back where it is not larger
+than the data, ``FULL_COUNT_PER_ROW``; the keys met noted otherwise), sorting the keys beyond.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ DENSE_MAP_MIN = 256
 DENSE_MAP_FACTOR = 4
 DENSE_COUNT_LIMIT = 1 << 22
 """Largest key space counted densely (the scratch table has this many entries times the classes)."""
+FULL_COUNT_PER_ROW = 1
+"""A key space of at most this many keys per instance is counted whole and read in key order; a larger
+one (up to ``DENSE_COUNT_LIMIT``) notes its seen keys as they come."""
 
 
 def compact_codes(X, cards) -> np.ndarray:
@@ -95,8 +99,9 @@ class SubsetRows:
         if (codes < 0).any():
             raise BNCBenchError("training codes must be in [0, card) for every attribute")
         cap = int(min(DENSE_COUNT_LIMIT, max(1 << 16, 2 * N)))
+        small = int(min(cap, FULL_COUNT_PER_ROW * N))
         keys, counts, row_start = _seen_rows(transposed(codes), np.asarray(y, dtype=np.int64), Y, subsets, strides,
-                                             space, cap)
+                                             space, small, cap)
         dense_off, dense_map = _dense_maps(space, row_start, keys)
         return cls(subsets, strides, space, row_start, keys, counts, dense_off, dense_map)
 
@@ -231,7 +236,7 @@ def _grow(keys, counts, R, size):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover - compiled
+def _seen_rows(codes_t, y, Y, subsets, strides, space, small, cap):  # pragma: no cover - compiled
     """Keys, class counts and row starts of the seen combinations of every subset (codes all in range)."""
     S = subsets.shape[0]
     N = codes_t.shape[1]
@@ -239,7 +244,7 @@ def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover
     keys = np.empty(size, dtype=np.int64)
     counts = np.zeros((size, Y), dtype=np.int64)
     row_start = np.zeros(S + 1, dtype=np.int64)
-    scratch = np.zeros(cap * Y, dtype=np.int64)
+    scratch = np.zeros(max(cap, small) * Y, dtype=np.int64)
     total = np.zeros(cap, dtype=np.int64)
     seen = np.empty(min(cap, N) + 1, dtype=np.int64)
     kb = np.empty(N, dtype=np.int64)
@@ -247,7 +252,7 @@ def _seen_rows(codes_t, y, Y, subsets, strides, space, cap):  # pragma: no cover
     R = 0
     for s in range(S):
         subset_keys(codes_t, s, subsets, strides, kb, bad)
-        if space[s] <= N:  # small key space: count every key, then read the table in key order
+        if space[s] <= small:  # small key space: count every key, then read the table in key order
             sp = space[s]
             for r in range(N):
                 scratch[kb[r] * Y + y[r]] += 1
