@@ -15,8 +15,10 @@ same m (A0DE). A value outside its attribute's range (code -1, unknown at predic
 ignored: as a child it contributes nothing, a parent subset containing it is left out.
 
 Tables: per seen parent combination (a row of
-:class:`~bncbench.estimators.subset_rows.SubsetRows`) the counts ``N(y, x_i, x_alpha)`` of every
-class and attribute value, ``(R, |Y|, sum_i |X_i|)``; their log m-estimates are computed once per m.
+:class:`~bncbench.estimators.subset_rows.SubsetRows`) the counts ``N(x_i, y, x_alpha)`` of every
+attribute value and class, ``(R, sum_i |X_i|, |Y|)``; their log m-estimates are computed once per m
+(classes padded to a multiple of :data:`LANES`). Memory: ``R sum_i |X_i| |Y|`` times 4 bytes (counts)
+plus 8 (estimates), at most :data:`MAX_TABLE_ENTRIES` entries.
 """
 
 from __future__ import annotations
@@ -24,11 +26,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bncbench.errors import BNCBenchError
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
 from bncbench.structures.subsets import SubsetMembers
 
 LANES = 4
 """Classes are summed four at a time (independent sums: the adds of one instance do not wait for each other)."""
+MAX_TABLE_ENTRIES = 1 << 29
+"""Largest conditional table (seen parent combinations x attribute values x padded classes, 4 GiB of
+float64) an AnDE may build; beyond it the fit is a clear error rather than an out-of-memory."""
+
+
+def _padded(n_classes: int) -> int:
+    return -(-int(n_classes) // LANES) * LANES
 
 
 class AnDETables:
@@ -58,16 +68,20 @@ class AnDETables:
         self.n = float(y.shape[0])
         self.rows = SubsetRows.fit(codes, y, self.cards, Y, self.members.subsets)
         C = int(self.cards.sum())
-        cols = _columns(codes, self.att_off, y, C)
-        self.child_counts = _child_counts(transposed(codes), *self.rows.arrays(), cols, Y * C,
-                                          self.rows.n_rows).reshape(-1, Y, C)
-        self.nb_counts = np.bincount(cols[cols >= 0], minlength=Y * C).reshape(Y, C)
+        if self.rows.n_rows * C * _padded(Y) > MAX_TABLE_ENTRIES:
+            raise BNCBenchError(
+                f"A{self.members.n}DE on these data needs tables of {self.rows.n_rows:,} parent combinations x "
+                f"{C} attribute values x {Y} classes, more than {MAX_TABLE_ENTRIES:,} entries; use a smaller n")
+        cols = _columns(codes, self.att_off, y, Y)
+        self.child_counts = _child_counts(transposed(codes), *self.rows.arrays(), cols, C * Y,
+                                          self.rows.n_rows).reshape(-1, C, Y)
+        self.nb_counts = np.bincount(cols[cols >= 0], minlength=C * Y).reshape(C, Y)
         self.row_total = self.rows.counts.sum(axis=1)
         return self
 
     def log_tables(self, m: float) -> dict:
         """The log m-estimates for ``m``: joint (R + S, Y; unseen rows last), conditionals (R, C, Y padded to
-        :data:`LANES`), NB's (Y, C)."""
+        a multiple of :data:`LANES`), NB's (C, Y)."""
         Y, rows = self.n_classes, self.rows
         m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
         share = m / (Y * rows.space.astype(float))
@@ -75,15 +89,17 @@ class AnDETables:
                               np.broadcast_to(share[:, None], (rows.n_subsets, Y))])
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf, 0/0 never read
             joint = np.log(num / (self.n + m))
-            cond = np.log((self.child_counts + m_card) / (rows.counts + m)[:, :, None])  # (R, Y, C)
-            nb = np.log((self.nb_counts + m_card) / (self.class_counts + m)[:, None])
+            padded = np.zeros((rows.n_rows, len(m_card), _padded(Y)))  # in place: one table of this size
+            cond = padded[:, :, :Y]
+            cond[...] = self.child_counts
+            cond += m_card[None, :, None]
+            cond /= (rows.counts + m)[:, None, :]
+            np.log(cond, out=cond)
+            nb = np.log((self.nb_counts + m_card[:, None]) / (self.class_counts + m)[None, :])
             prior = np.log((self.class_counts + m / Y) / (self.n + m))
-        cond[np.broadcast_to((rows.counts == 0)[:, :, None], cond.shape) & ~np.isfinite(cond)] = 0.0  # P(y, x_alpha) = 0
-        padded = np.zeros((cond.shape[0], cond.shape[2], -(-Y // LANES) * LANES))  # (R, C, Y rounded up to LANES)
-        padded[:, :, :Y] = cond.transpose(0, 2, 1)
-        cond = padded
+        cond[np.isnan(cond)] = 0.0  # 0/0 where N(y, x_alpha) = 0 with m = 0: P(y, x_alpha) = 0 there, never read
         unseen_child = np.log(1.0 / self.cards) if m > 0 else np.zeros(len(self.cards))
-        return {"joint": joint, "cond": cond, "nb": nb, "prior": prior, "unseen_child": unseen_child}
+        return {"joint": joint, "cond": padded, "nb": nb, "prior": prior, "unseen_child": unseen_child}
 
     def log_joint(self, X: np.ndarray, m: float, tables: dict | None = None) -> np.ndarray:
         """``log P(y, x)`` (the frequency-limited mean of the SPnDEs) of every instance and class: (N, Y)."""
@@ -141,18 +157,18 @@ class AnDEScorer:
         return self.tables.log_joint(codes, self.m, self._tables)
 
 
-def _columns(codes: np.ndarray, att_off: np.ndarray, y=None, n_values: int = 0) -> np.ndarray:
-    """Per instance and attribute the column ``att_off[i] + x_i`` of the tables (``+ y * n_values`` if ``y`` is
-    given: the flat column of a (class, value) table); -1 for an unknown value."""
+def _columns(codes: np.ndarray, att_off: np.ndarray, y=None, n_classes: int = 1) -> np.ndarray:
+    """Per instance and attribute the column ``att_off[i] + x_i`` of the tables (``* n_classes + y`` if ``y``
+    is given: the flat column of a (value, class) table); -1 for an unknown value."""
     col = att_off[None, :] + codes
     if y is not None:
-        col = col + y[:, None] * n_values
+        col = col * n_classes + y[:, None]
     return np.ascontiguousarray(np.where(codes >= 0, col, -1).astype(np.int32))
 
 
 @numba.njit(cache=True, nogil=True)
 def _child_counts(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, cols, T, R):  # pragma: no cover
-    """``N(y, x_i, x_alpha)`` per seen row: (R, T) int32, T = classes x values; ``cols``: :func:`_columns` with y."""
+    """``N(x_i, y, x_alpha)`` per seen row: (R, T) int32, T = values x classes; ``cols``: :func:`_columns` with y."""
     a, N = codes_t.shape
     out = np.zeros((R, T), dtype=np.int32)
     kb = np.empty(N, dtype=np.int64)
@@ -253,7 +269,7 @@ def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense
                 col = cols[r, i]
                 if col >= 0:
                     for c in range(Y):
-                        out[r, c] += nb[c, col]
+                        out[r, c] += nb[col, c]
             continue
         logk = np.log(used[r])
         for c in range(Y):
