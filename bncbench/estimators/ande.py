@@ -37,6 +37,9 @@ MAX_TABLE_ENTRIES = 1 << 29
 float64) an AnDE may build; beyond it the fit is a clear error rather than an out-of-memory."""
 
 
+NO_CLASS = np.zeros(0, dtype=np.int64)
+
+
 def _padded(n_classes: int) -> int:
     return -(-int(n_classes) // LANES) * LANES
 
@@ -107,7 +110,7 @@ class AnDETables:
         codes = compact_codes(X, self.cards)
         return _ande_log_joint(transposed(codes), *self.rows.arrays(), self.rows.n_rows, self.row_total, self.min_count,
                                t["joint"], t["cond"], t["unseen_child"], t["nb"], t["prior"],
-                               _columns(codes, self.att_off))
+                               _columns(codes, self.att_off, NO_CLASS, 1))
 
     def n_parameters(self) -> int:
         """Free parameters: per subset ``min(R Y, Y |X_alpha| - 1)`` for ``P(y, x_alpha)``, plus per seen row
@@ -157,13 +160,26 @@ class AnDEScorer:
         return self.tables.log_joint(codes, self.m, self._tables)
 
 
-def _columns(codes: np.ndarray, att_off: np.ndarray, y=None, n_classes: int = 1) -> np.ndarray:
-    """Per instance and attribute the column ``att_off[i] + x_i`` of the tables (``* n_classes + y`` if ``y``
-    is given: the flat column of a (value, class) table); -1 for an unknown value."""
-    col = att_off[None, :] + codes
-    if y is not None:
-        col = col * n_classes + y[:, None]
-    return np.ascontiguousarray(np.where(codes >= 0, col, -1).astype(np.int32))
+@numba.njit(cache=True, nogil=True)
+def _columns(codes, att_off, y, n_classes):  # pragma: no cover - compiled
+    """Per instance and attribute the table column ``att_off[i] + x_i``, or ``(att_off[i] + x_i) * n_classes + y``
+    when ``y`` has an entry per instance (a (value, class) table); -1 for an unknown value. (N, a) int32.
+
+    The kernels read these rather than add the offsets in their inner loops (measured faster).
+    """
+    N, a = codes.shape
+    out = np.empty((N, a), dtype=np.int32)
+    with_class = y.shape[0] == N
+    for r in range(N):
+        for i in range(a):
+            x = codes[r, i]
+            if x < 0:
+                out[r, i] = -1
+            elif with_class:
+                out[r, i] = (att_off[i] + x) * n_classes + y[r]
+            else:
+                out[r, i] = att_off[i] + x
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
