@@ -163,7 +163,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(X, pd.DataFrame) or self.discretizer_ is not None:
             self._warn_identifiers(X, data.codes)
         self.learned_structure_ = parts.structure.obj(data, **parts.kwargs(parts.structure))
-        self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data, **parts.kwargs(parts.estimator))
+        self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data,
+                                ensembles=parts.estimator.info.get("ensembles"), **parts.kwargs(parts.estimator))
         if parts.param.info.get("optimized"):
             from bncbench.ccbn import fit_ccbn  # the discriminative parameter learning engine
 

@@ -62,8 +62,18 @@ class EnsembleScorer:
         return self.log_prior()[None, :] + np.sum(w * (stack - priors), axis=0)
 
 
-def estimate(fit_network, structure: LearnedStructure, data: TrainingData, **hyperparameters) -> Scorer:
-    """Fit ``fit_network(network, data, **hyperparameters)`` on every member; one scorer for the structure."""
+def estimate(fit_network, structure: LearnedStructure, data: TrainingData, *, ensembles: dict | None = None,
+             **hyperparameters) -> Scorer:
+    """One scorer for the structure: ``fit_network(network, data, **hyperparameters)`` on every member.
+
+    ``ensembles`` maps ensemble kinds to functions ``fit(structure, data, **hyperparameters) -> Scorer``
+    that fit a whole ensemble at once (the ``map`` estimator's AnDE and AnJE, declared with
+    ``ESTIMATORS.register(..., ensembles=...)``); a structure whose ``info["ensemble"]`` is one of
+    them goes there instead of member by member.
+    """
+    fit_all = (ensembles or {}).get(structure.info.get("ensemble"))
+    if fit_all is not None:
+        return fit_all(structure, data, **hyperparameters)
     members = [fit_network(net, data, **hyperparameters) for net in structure.members]
     if structure.combine == "product":
         return members[0]

@@ -1,0 +1,293 @@
+"""AnDE's m-estimates, vectorized over all parent subsets (Webb et al. 2005, 2012).
+
+``P(y, x) = mean over alpha in A(x) of  P(y, x_alpha) prod_{i not in alpha} P(x_i | y, x_alpha)``
+
+with the m-estimates (prior mass ``m`` spread uniformly over each table's cells, as Weka's
+``AODE -M -W m``)::
+
+    P(y, x_alpha)       = (N(y, x_alpha) + m / (|Y| |X_alpha|)) / (N + m)
+    P(x_i | y, x_alpha) = (N(x_i, y, x_alpha) + m / |X_i|) / (N(y, x_alpha) + m)
+
+``A(x)`` are the parent subsets whose values ``x_alpha`` were seen at least ``min_count`` times in
+training (the frequency limit; ``min_count = 0`` keeps every subset, an unseen combination
+with its zero-count estimates). When ``A(x)`` is empty, the instance gets naive Bayes with the
+same m (A0DE). A value outside its attribute's range (code -1, unknown at prediction) is
+ignored: as a child it contributes nothing, a parent subset containing it is left out.
+
+Tables: per seen parent combination (a row of
+:class:`~bncbench.estimators.subset_rows.SubsetRows`) the counts ``N(x_i, y, x_alpha)`` of every
+attribute value and class, ``(R, sum_i |X_i|, |Y|)``; their log m-estimates are computed once per m
+(classes padded to a multiple of :data:`LANES`). Memory: ``R sum_i |X_i| |Y|`` times 4 bytes (counts)
+plus 8 (estimates), at most :data:`MAX_TABLE_ENTRIES` entries.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from bncbench.errors import BNCBenchError
+from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
+from bncbench.structures.subsets import SubsetMembers
+
+LANES = 4
+"""Classes are summed four at a time (independent sums: the adds of one instance do not wait for each other)."""
+MAX_TABLE_ENTRIES = 1 << 29
+"""Largest conditional table (seen parent combinations x attribute values x padded classes, 4 GiB of
+float64) an AnDE may build; beyond it the fit is a clear error rather than an out-of-memory."""
+
+
+NO_CLASS = np.zeros(0, dtype=np.int64)
+
+
+def _padded(n_classes: int) -> int:
+    return -(-int(n_classes) // LANES) * LANES
+
+
+class AnDETables:
+    """The counts of an AnDE: ``N(y)``, ``N(x_i, y)`` and, per seen parent combination, ``N(x_i, y, x_alpha)``.
+
+    Parameters
+    ----------
+    members : SubsetMembers
+    cards : array-like of int
+    n_classes : int
+    min_count : int
+        The frequency limit: a parent subset enters an instance's mean if ``N(x_alpha) >= min_count``.
+    """
+
+    def __init__(self, members: SubsetMembers, cards, n_classes: int, min_count: int = 1):
+        self.members = members
+        self.cards = np.asarray(cards, dtype=np.int64)
+        self.n_classes = int(n_classes)
+        self.min_count = int(min_count)
+        self.att_off = np.concatenate([[0], np.cumsum(self.cards)[:-1]]).astype(np.int64)
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "AnDETables":
+        y = np.asarray(y, dtype=np.int64)
+        Y = self.n_classes
+        codes = compact_codes(X, self.cards)
+        self.class_counts = np.bincount(y, minlength=Y).astype(float)
+        self.n = float(y.shape[0])
+        self.rows = SubsetRows.fit(codes, y, self.cards, Y, self.members.subsets)
+        C = int(self.cards.sum())
+        if self.rows.n_rows * C * _padded(Y) > MAX_TABLE_ENTRIES:
+            raise BNCBenchError(
+                f"A{self.members.n}DE on these data needs tables of {self.rows.n_rows:,} parent combinations x "
+                f"{C} attribute values x {Y} classes, more than {MAX_TABLE_ENTRIES:,} entries; use a smaller n")
+        cols = _columns(codes, self.att_off, y, Y)
+        self.child_counts = _child_counts(transposed(codes), *self.rows.arrays(), cols, C * Y,
+                                          self.rows.n_rows).reshape(-1, C, Y)
+        self.nb_counts = np.bincount(cols[cols >= 0], minlength=C * Y).reshape(C, Y)
+        self.row_total = self.rows.counts.sum(axis=1)
+        return self
+
+    def log_tables(self, m: float) -> dict:
+        """The log m-estimates for ``m``: joint (R + S, Y; unseen rows last), conditionals (R, C, Y padded to
+        a multiple of :data:`LANES`), NB's (C, Y)."""
+        Y, rows = self.n_classes, self.rows
+        m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
+        share = m / (Y * rows.space.astype(float))
+        num = np.concatenate([rows.counts + share[rows.row_subset()][:, None],
+                              np.broadcast_to(share[:, None], (rows.n_subsets, Y))])
+        with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf, 0/0 never read
+            joint = np.log(num / (self.n + m))
+            padded = np.zeros((rows.n_rows, len(m_card), _padded(Y)))  # in place: one table of this size
+            cond = padded[:, :, :Y]
+            cond[...] = self.child_counts
+            cond += m_card[None, :, None]
+            cond /= (rows.counts + m)[:, None, :]
+            np.log(cond, out=cond)
+            nb = np.log((self.nb_counts + m_card[:, None]) / (self.class_counts + m)[None, :])
+            prior = np.log((self.class_counts + m / Y) / (self.n + m))
+        cond[np.isnan(cond)] = 0.0  # 0/0 where N(y, x_alpha) = 0 with m = 0: P(y, x_alpha) = 0 there, never read
+        unseen_child = np.log(1.0 / self.cards) if m > 0 else np.zeros(len(self.cards))
+        return {"joint": joint, "cond": padded, "nb": nb, "prior": prior, "unseen_child": unseen_child}
+
+    def log_joint(self, X: np.ndarray, m: float, tables: dict | None = None) -> np.ndarray:
+        """``log P(y, x)`` (the frequency-limited mean of the SPnDEs) of every instance and class: (N, Y)."""
+        t = self.log_tables(m) if tables is None else tables
+        codes = compact_codes(X, self.cards)
+        return _ande_log_joint(transposed(codes), *self.rows.arrays(), self.rows.n_rows, self.row_total, self.min_count,
+                               t["joint"], t["cond"], t["unseen_child"], t["nb"], t["prior"],
+                               _columns(codes, self.att_off, NO_CLASS, 1))
+
+    def n_parameters(self) -> int:
+        """Free parameters: per subset ``min(R Y, Y |X_alpha| - 1)`` for ``P(y, x_alpha)``, plus per seen row
+        and class ``sum_{i not in alpha} (|X_i| - 1)``."""
+        rows, Y = self.rows, self.n_classes
+        per = rows.rows_per_subset()
+        joint = np.minimum(per * Y, Y * rows.space - 1).sum()
+        free = self.cards - 1
+        children = per * (free.sum() - free[self.members.subsets].sum(axis=1)) * Y
+        return int(joint + children.sum())
+
+
+class AnDEScorer:
+    """AnDE with m-estimates: the project's :class:`~bncbench.estimators.Scorer`.
+
+    Attributes
+    ----------
+    tables : AnDETables
+    m : float
+    members : SubsetMembers
+    combine : str
+        ``"arithmetic"``.
+    columns : ndarray
+        Every attribute.
+    """
+
+    combine = "arithmetic"
+
+    def __init__(self, tables: AnDETables, m: float):
+        self.tables, self.m = tables, float(m)
+        self.members = tables.members
+        self.columns = np.arange(len(tables.cards), dtype=np.int64)
+        self._tables = tables.log_tables(self.m)
+
+    @property
+    def n_classes(self) -> int:
+        return self.tables.n_classes
+
+    @property
+    def n_parameters(self) -> int:
+        return self.tables.n_parameters()
+
+    def log_prior(self) -> np.ndarray:
+        return self._tables["prior"]
+
+    def log_joint(self, codes: np.ndarray) -> np.ndarray:
+        return self.tables.log_joint(codes, self.m, self._tables)
+
+
+@numba.njit(cache=True, nogil=True)
+def _columns(codes, att_off, y, n_classes):  # pragma: no cover - compiled
+    """Per instance and attribute the table column ``att_off[i] + x_i``, or ``(att_off[i] + x_i) * n_classes + y``
+    when ``y`` has an entry per instance (a (value, class) table); -1 for an unknown value. (N, a) int32.
+
+    The kernels read these rather than add the offsets in their inner loops (measured faster).
+    """
+    N, a = codes.shape
+    out = np.empty((N, a), dtype=np.int32)
+    with_class = y.shape[0] == N
+    for r in range(N):
+        for i in range(a):
+            x = codes[r, i]
+            if x < 0:
+                out[r, i] = -1
+            elif with_class:
+                out[r, i] = (att_off[i] + x) * n_classes + y[r]
+            else:
+                out[r, i] = att_off[i] + x
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _child_counts(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, cols, T, R):  # pragma: no cover
+    """``N(x_i, y, x_alpha)`` per seen row: (R, T) int32, T = values x classes; ``cols``: :func:`_columns` with y."""
+    a, N = codes_t.shape
+    out = np.zeros((R, T), dtype=np.int32)
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    for s in range(subsets.shape[0]):  # subset-outer: the subset's rows stay in cache
+        rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
+        for r in range(N):
+            row = kb[r]
+            if row < 0:
+                continue
+            for i in range(a):
+                col = cols[r, i]
+                if col >= 0:
+                    out[row, col] += 1
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, row_total, min_count,
+                    joint, cond, unseen_child, nb, prior, cols):  # pragma: no cover - compiled
+    """The frequency-limited log mean of the SPnDEs; ``cols``: :func:`_columns` without the class.
+
+    Subset-outer (the subset's rows of ``cond`` stay in cache while every instance reads them),
+    with a running log-sum-exp per instance and class.
+    """
+    a, N = codes_t.shape
+    S, n = subsets.shape
+    Y = prior.shape[0]
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    mx = np.full((N, Y), -np.inf)
+    tot = np.zeros((N, Y))
+    used = np.zeros(N, dtype=np.int64)
+    Yp = cond.shape[2]
+    acc = np.empty(Yp)
+    kids = np.empty(a, dtype=np.int64)
+    for s in range(S):
+        nk = 0
+        j = 0
+        for i in range(a):  # the children: attributes not in the subset
+            if j < n and subsets[s, j] == i:
+                j += 1
+            else:
+                kids[nk] = i
+                nk += 1
+        rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
+        for r in range(N):
+            row = kb[r]
+            if row == -2:
+                continue
+            if row == -1:
+                if min_count > 0:
+                    continue
+                v = 0.0
+                for t in range(nk):
+                    if cols[r, kids[t]] >= 0:
+                        v += unseen_child[kids[t]]
+                for c in range(Y):
+                    acc[c] = joint[R + s, c] + v
+            else:
+                if row_total[row] < min_count:
+                    continue
+                tab = cond[row]
+                for cb in range(0, Yp, 4):
+                    a0 = 0.0
+                    a1 = 0.0
+                    a2 = 0.0
+                    a3 = 0.0
+                    for t in range(nk):
+                        col = cols[r, kids[t]]
+                        if col >= 0:
+                            a0 += tab[col, cb]
+                            a1 += tab[col, cb + 1]
+                            a2 += tab[col, cb + 2]
+                            a3 += tab[col, cb + 3]
+                    acc[cb] = a0
+                    acc[cb + 1] = a1
+                    acc[cb + 2] = a2
+                    acc[cb + 3] = a3
+                for c in range(Y):
+                    acc[c] += joint[row, c]
+            used[r] += 1
+            for c in range(Y):
+                v = acc[c]
+                if v == -np.inf:
+                    continue
+                if v > mx[r, c]:
+                    tot[r, c] = tot[r, c] * np.exp(mx[r, c] - v) + 1.0
+                    mx[r, c] = v
+                else:
+                    tot[r, c] += np.exp(v - mx[r, c])
+    out = np.empty((N, Y))
+    for r in range(N):
+        if used[r] == 0:  # no parent subset qualifies: naive Bayes
+            for c in range(Y):
+                out[r, c] = prior[c]
+            for i in range(a):
+                col = cols[r, i]
+                if col >= 0:
+                    for c in range(Y):
+                        out[r, c] += nb[col, c]
+            continue
+        logk = np.log(used[r])
+        for c in range(Y):
+            out[r, c] = mx[r, c] + np.log(tot[r, c]) - logk if tot[r, c] > 0 else -np.inf
+    return out
