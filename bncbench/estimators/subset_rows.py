@@ -17,8 +17,9 @@ outside its attribute's range (a ``-1`` code: unknown at prediction), which ever
 Its keys are computed column by column (:func:`subset_keys`), so that the loops vectorize.
 
 Counting is one compiled call over all subsets: dense counting into a scratch table where the
-key space is at most ``DENSE_COUNT_LIMIT`` entries (all of it read back where it is not larger
-than the data, ``FULL_COUNT_PER_ROW``; the keys met noted otherwise), sorting the keys beyond.
+key space times the classes is at most ``DENSE_COUNT_LIMIT`` entries (all of it read back where
+it is not larger than the data, ``FULL_COUNT_PER_ROW``; the keys met noted otherwise), sorting
+the keys beyond.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from bncbench.errors import BNCBenchError
 
 UNSEEN = -1
 INVALID = -2
-DENSE_MAP_MIN = 256
+DENSE_MAP_MIN = 16
 DENSE_MAP_FACTOR = 4
+"""A subset whose key space has at most ``max(DENSE_MAP_MIN, DENSE_MAP_FACTOR * rows)`` keys is looked up
+through a dense map (4 bytes per key): the maps take at most 4x the seen rows, or 16 keys per subset."""
 DENSE_COUNT_LIMIT = 1 << 22
-"""Largest key space counted densely (the scratch table has this many entries times the classes)."""
+"""Largest scratch table of dense counting, in entries (keys x classes): 32 MiB."""
 FULL_COUNT_PER_ROW = 1
 """A key space of at most this many keys per instance is counted whole and read in key order; a larger
 one (up to ``DENSE_COUNT_LIMIT``) notes its seen keys as they come."""
@@ -98,7 +101,7 @@ class SubsetRows:
         N, Y = codes.shape[0], int(n_classes)
         if (codes < 0).any():
             raise BNCBenchError("training codes must be in [0, card) for every attribute")
-        cap = int(min(DENSE_COUNT_LIMIT, max(1 << 16, 2 * N)))
+        cap = int(max(1, min(DENSE_COUNT_LIMIT // Y, max(1 << 16, 2 * N))))  # largest key space counted densely
         small = int(min(cap, FULL_COUNT_PER_ROW * N))
         keys, counts, row_start = _seen_rows(transposed(codes), np.asarray(y, dtype=np.int64), Y, subsets, strides,
                                              space, small, cap)
