@@ -87,11 +87,8 @@ class AnDETables:
         a multiple of :data:`LANES`), NB's (C, Y)."""
         Y, rows = self.n_classes, self.rows
         m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
-        share = m / (Y * rows.space.astype(float))
-        num = np.concatenate([rows.counts + share[rows.row_subset()][:, None],
-                              np.broadcast_to(share[:, None], (rows.n_subsets, Y))])
+        joint = rows.log_mestimates(m / (Y * rows.space.astype(float)), np.full(Y, self.n + m))
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf, 0/0 never read
-            joint = np.log(num / (self.n + m))
             padded = np.zeros((rows.n_rows, len(m_card), _padded(Y)))  # in place: one table of this size
             cond = padded[:, :, :Y]
             cond[...] = self.child_counts

@@ -52,12 +52,7 @@ class AnJETables:
 
     def log_theta(self, m: float) -> np.ndarray:
         """``log P(x_alpha | y)`` of every seen row, then of every subset's unseen row: (R + S, n_classes)."""
-        rows = self.rows
-        share = m / rows.space.astype(float)  # m / |X_alpha| per subset
-        num = np.concatenate([rows.counts + share[rows.row_subset()][:, None],
-                              np.broadcast_to(share[:, None], (rows.n_subsets, self.n_classes))])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(num / (self.class_counts + m)[None, :])
+        return self.rows.log_mestimates(m / self.rows.space.astype(float), self.class_counts + m)
 
     def log_joint(self, X: np.ndarray, m: float, log_theta: np.ndarray | None = None) -> np.ndarray:
         """``log P(y) + w sum_alpha log P(x_alpha | y)`` for every instance and class: (N, n_classes)."""

@@ -127,6 +127,19 @@ class SubsetRows:
         """Row of every instance in every subset, ``UNSEEN`` or ``INVALID``: (N, S) int64 (compact ``codes``)."""
         return _lookup(transposed(codes), *self.arrays())
 
+    def log_mestimates(self, share: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+        """``log((N(x_alpha, y) + share[s]) / denominator[y])`` of every row, then ``log(share[s] / denominator[y])``
+        of one unseen row per subset: (R + S, n_classes), computed in place (one table of that size)."""
+        R = self.n_rows
+        out = np.empty((R + self.n_subsets, self.counts.shape[1]))
+        out[:R] = self.counts
+        out[:R] += share[self.row_subset()][:, None]
+        out[R:] = share[:, None]
+        out /= denominator[None, :]
+        with np.errstate(divide="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
+            np.log(out, out=out)
+        return out
+
     def arrays(self) -> tuple:
         """The arrays :func:`rows_in_subset` reads, in its order after ``(codes_t, s)``."""
         return self.subsets, self.strides, self.row_start, self.keys, self.dense_off, self.dense_map
