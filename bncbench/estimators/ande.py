@@ -35,9 +35,8 @@ LANES = 4
 MAX_TABLE_ENTRIES = 1 << 29
 """Largest conditional table (seen parent combinations x attribute values x padded classes, 4 GiB of
 float64) an AnDE may build; beyond it the fit is a clear error rather than an out-of-memory."""
-
-
 NO_CLASS = np.zeros(0, dtype=np.int64)
+"""The ``y`` of :func:`_columns` for columns without the class."""
 
 
 def _padded(n_classes: int) -> int:

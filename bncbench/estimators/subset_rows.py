@@ -123,9 +123,15 @@ class SubsetRows:
         """The subset of every row: (R,) int64."""
         return np.repeat(np.arange(self.n_subsets, dtype=np.int64), self.rows_per_subset())
 
-    def lookup(self, codes: np.ndarray) -> np.ndarray:
-        """Row of every instance in every subset, ``UNSEEN`` or ``INVALID``: (N, S) int64 (compact ``codes``)."""
-        return _lookup(transposed(codes), *self.arrays())
+    def lookup(self, codes: np.ndarray, unseen_rows: bool = False, dtype=np.int64) -> np.ndarray:
+        """Row of every instance in every subset: (N, S) of ``dtype`` (compact ``codes``).
+
+        ``UNSEEN`` or ``INVALID`` where there is none; with ``unseen_rows``, an unseen combination of
+        subset ``s`` gets row ``n_rows + s`` and an out-of-range value -1.
+        """
+        out = np.empty((codes.shape[0], self.n_subsets), dtype=dtype)
+        _lookup(transposed(codes), *self.arrays(), out, self.n_rows if unseen_rows else -1)
+        return out
 
     def log_mestimates(self, share: np.ndarray, denominator: np.ndarray) -> np.ndarray:
         """``log((N(x_alpha, y) + share[s]) / denominator[y])`` of every row, then ``log(share[s] / denominator[y])``
@@ -230,16 +236,17 @@ def rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, den
 
 
 @numba.njit(cache=True, nogil=True)
-def _lookup(codes_t, subsets, strides, row_start, keys, dense_off, dense_map):  # pragma: no cover - compiled
+def _lookup(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, out, unseen_base):  # pragma: no cover
     N, S = codes_t.shape[1], subsets.shape[0]
-    out = np.empty((N, S), dtype=np.int64)
     kb = np.empty(N, dtype=np.int64)
     bad = np.empty(N, dtype=codes_t.dtype)
     for s in range(S):
         rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
         for r in range(N):
-            out[r, s] = kb[r]
-    return out
+            row = kb[r]
+            if unseen_base >= 0 and row < 0:
+                row = unseen_base + s if row == -1 else -1
+            out[r, s] = row
 
 
 @numba.njit(cache=True, nogil=True)
