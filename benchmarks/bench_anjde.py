@@ -188,8 +188,8 @@ def main(argv=None):
               "Weka build+predict (in JVM) s | ratio | max abs diff of P |")
         print("|---|---|---:|---:|---:|---:|---:|---:|")
         for name, shape, n_test, ours, proc, own, diff in rows:
-            print(f"| {name} | {shape[0]:,} × {shape[1]}, {n_test:,} | {ours:.3f} | {proc:.3f} | {ours / proc:.2f}× | "
-                  f"{own:.3f} | {ours / own:.2f}× | {diff:.1e} |")
+            print(f"| {name} | {shape[0]:,} × {shape[1]}, {n_test:,} | {ours:.3f} | {proc:.3f} | "
+                  f"{ours / proc:.2f}× | {own:.3f} | {ours / own:.2f}× | {diff:.1e} |")
     if "memory" in only:
         rows = bench_memory(log)
         print("\n| dataset | model | fit s | predict s | peak memory above base, MiB | base MiB | subsets | "

@@ -35,9 +35,8 @@ LANES = 4
 MAX_TABLE_ENTRIES = 1 << 29
 """Largest conditional table (seen parent combinations x attribute values x padded classes, 4 GiB of
 float64) an AnDE may build; beyond it the fit is a clear error rather than an out-of-memory."""
-
-
 NO_CLASS = np.zeros(0, dtype=np.int64)
+"""The ``y`` of :func:`_columns` for columns without the class."""
 
 
 def _padded(n_classes: int) -> int:
@@ -87,11 +86,8 @@ class AnDETables:
         a multiple of :data:`LANES`), NB's (C, Y)."""
         Y, rows = self.n_classes, self.rows
         m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
-        share = m / (Y * rows.space.astype(float))
-        num = np.concatenate([rows.counts + share[rows.row_subset()][:, None],
-                              np.broadcast_to(share[:, None], (rows.n_subsets, Y))])
+        joint = rows.log_mestimates(m / (Y * rows.space.astype(float)), np.full(Y, self.n + m))
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf, 0/0 never read
-            joint = np.log(num / (self.n + m))
             padded = np.zeros((rows.n_rows, len(m_card), _padded(Y)))  # in place: one table of this size
             cond = padded[:, :, :Y]
             cond[...] = self.child_counts

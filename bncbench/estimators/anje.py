@@ -52,12 +52,7 @@ class AnJETables:
 
     def log_theta(self, m: float) -> np.ndarray:
         """``log P(x_alpha | y)`` of every seen row, then of every subset's unseen row: (R + S, n_classes)."""
-        rows = self.rows
-        share = m / rows.space.astype(float)  # m / |X_alpha| per subset
-        num = np.concatenate([rows.counts + share[rows.row_subset()][:, None],
-                              np.broadcast_to(share[:, None], (rows.n_subsets, self.n_classes))])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(num / (self.class_counts + m)[None, :])
+        return self.rows.log_mestimates(m / self.rows.space.astype(float), self.class_counts + m)
 
     def log_joint(self, X: np.ndarray, m: float, log_theta: np.ndarray | None = None) -> np.ndarray:
         """``log P(y) + w sum_alpha log P(x_alpha | y)`` for every instance and class: (N, n_classes)."""
@@ -151,19 +146,16 @@ class AnJEScorer:
         Unseen combinations map to their subset's unseen row, values out of range to -1.
         Memory: ``N * n_subsets * 4`` bytes (pass ``codes`` in chunks for very large products).
         """
-        rows = self.tables.rows
-        out = rows.lookup(compact_codes(codes, self.tables.cards))
-        unseen = out == -1
-        out[unseen] = (rows.n_rows + np.nonzero(unseen)[1]).astype(np.int64)
-        out[out == -2] = -1
-        return out.astype(np.int32) if self.n_rows < 2**31 - 1 else out
+        return self.tables.rows.lookup(compact_codes(codes, self.tables.cards), unseen_rows=True,
+                                       dtype=np.int32 if self.n_rows < 2**31 - 1 else np.int64)
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         return self.tables.log_joint(codes, self.m, self._log_theta)
 
 
 @numba.njit(cache=True, nogil=True)
-def _anje_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, lt, prior, w):  # pragma: no cover
+def _anje_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, lt, prior,
+                    w):  # pragma: no cover - compiled
     N, S, Y = codes_t.shape[1], subsets.shape[0], prior.shape[0]
     acc = np.zeros((N, Y))
     kb = np.empty(N, dtype=np.int64)

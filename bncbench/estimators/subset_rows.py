@@ -17,8 +17,9 @@ outside its attribute's range (a ``-1`` code: unknown at prediction), which ever
 Its keys are computed column by column (:func:`subset_keys`), so that the loops vectorize.
 
 Counting is one compiled call over all subsets: dense counting into a scratch table where the
-key space is at most ``DENSE_COUNT_LIMIT`` entries (all of it read back where it is not larger
-than the data, ``FULL_COUNT_PER_ROW``; the keys met noted otherwise), sorting the keys beyond.
+key space times the classes is at most ``DENSE_COUNT_LIMIT`` entries (all of it read back where
+it is not larger than the data, ``FULL_COUNT_PER_ROW``; the keys met noted otherwise), sorting
+the keys beyond.
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from bncbench.errors import BNCBenchError
 
 UNSEEN = -1
 INVALID = -2
-DENSE_MAP_MIN = 256
+DENSE_MAP_MIN = 16
 DENSE_MAP_FACTOR = 4
+"""A subset whose key space has at most ``max(DENSE_MAP_MIN, DENSE_MAP_FACTOR * rows)`` keys is looked up
+through a dense map (4 bytes per key): the maps take at most 4x the seen rows, or 16 keys per subset."""
 DENSE_COUNT_LIMIT = 1 << 22
-"""Largest key space counted densely (the scratch table has this many entries times the classes)."""
+"""Largest scratch table of dense counting, in entries (keys x classes): 32 MiB."""
 FULL_COUNT_PER_ROW = 1
 """A key space of at most this many keys per instance is counted whole and read in key order; a larger
 one (up to ``DENSE_COUNT_LIMIT``) notes its seen keys as they come."""
@@ -98,7 +101,7 @@ class SubsetRows:
         N, Y = codes.shape[0], int(n_classes)
         if (codes < 0).any():
             raise BNCBenchError("training codes must be in [0, card) for every attribute")
-        cap = int(min(DENSE_COUNT_LIMIT, max(1 << 16, 2 * N)))
+        cap = int(max(1, min(DENSE_COUNT_LIMIT // Y, max(1 << 16, 2 * N))))  # largest key space counted densely
         small = int(min(cap, FULL_COUNT_PER_ROW * N))
         keys, counts, row_start = _seen_rows(transposed(codes), np.asarray(y, dtype=np.int64), Y, subsets, strides,
                                              space, small, cap)
@@ -120,9 +123,28 @@ class SubsetRows:
         """The subset of every row: (R,) int64."""
         return np.repeat(np.arange(self.n_subsets, dtype=np.int64), self.rows_per_subset())
 
-    def lookup(self, codes: np.ndarray) -> np.ndarray:
-        """Row of every instance in every subset, ``UNSEEN`` or ``INVALID``: (N, S) int64 (compact ``codes``)."""
-        return _lookup(transposed(codes), *self.arrays())
+    def lookup(self, codes: np.ndarray, unseen_rows: bool = False, dtype=np.int64) -> np.ndarray:
+        """Row of every instance in every subset: (N, S) of ``dtype`` (compact ``codes``).
+
+        ``UNSEEN`` or ``INVALID`` where there is none; with ``unseen_rows``, an unseen combination of
+        subset ``s`` gets row ``n_rows + s`` and an out-of-range value -1.
+        """
+        out = np.empty((codes.shape[0], self.n_subsets), dtype=dtype)
+        _lookup(transposed(codes), *self.arrays(), out, self.n_rows if unseen_rows else -1)
+        return out
+
+    def log_mestimates(self, share: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+        """``log((N(x_alpha, y) + share[s]) / denominator[y])`` of every row, then ``log(share[s] / denominator[y])``
+        of one unseen row per subset: (R + S, n_classes), computed in place (one table of that size)."""
+        R = self.n_rows
+        out = np.empty((R + self.n_subsets, self.counts.shape[1]))
+        out[:R] = self.counts
+        out[:R] += share[self.row_subset()][:, None]
+        out[R:] = share[:, None]
+        out /= denominator[None, :]
+        with np.errstate(divide="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
+            np.log(out, out=out)
+        return out
 
     def arrays(self) -> tuple:
         """The arrays :func:`rows_in_subset` reads, in its order after ``(codes_t, s)``."""
@@ -214,16 +236,17 @@ def rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, den
 
 
 @numba.njit(cache=True, nogil=True)
-def _lookup(codes_t, subsets, strides, row_start, keys, dense_off, dense_map):  # pragma: no cover - compiled
+def _lookup(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, out, unseen_base):  # pragma: no cover
     N, S = codes_t.shape[1], subsets.shape[0]
-    out = np.empty((N, S), dtype=np.int64)
     kb = np.empty(N, dtype=np.int64)
     bad = np.empty(N, dtype=codes_t.dtype)
     for s in range(S):
         rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
         for r in range(N):
-            out[r, s] = kb[r]
-    return out
+            row = kb[r]
+            if unseen_base >= 0 and row < 0:
+                row = unseen_base + s if row == -1 else -1
+            out[r, s] = row
 
 
 @numba.njit(cache=True, nogil=True)
