@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from bncbench.errors import BNCBenchError
+from bncbench.estimators.base import SubsetScorer
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
 from bncbench.structures.subsets import SubsetMembers
 
@@ -119,7 +120,7 @@ class AnDETables:
         return int(joint + children.sum())
 
 
-class AnDEScorer:
+class AnDEScorer(SubsetScorer):
     """AnDE with m-estimates: the project's :class:`~bncbench.estimators.Scorer`.
 
     Attributes
@@ -136,18 +137,8 @@ class AnDEScorer:
     combine = "arithmetic"
 
     def __init__(self, tables: AnDETables, m: float):
-        self.tables, self.m = tables, float(m)
-        self.members = tables.members
-        self.columns = np.arange(len(tables.cards), dtype=np.int64)
+        super().__init__(tables, m)
         self._tables = tables.log_tables(self.m)
-
-    @property
-    def n_classes(self) -> int:
-        return self.tables.n_classes
-
-    @property
-    def n_parameters(self) -> int:
-        return self.tables.n_parameters()
 
     def log_prior(self) -> np.ndarray:
         return self._tables["prior"]

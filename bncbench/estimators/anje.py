@@ -18,6 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bncbench.estimators.base import SubsetScorer
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
 from bncbench.structures.subsets import SubsetMembers, anje_exponent
 
@@ -66,7 +67,7 @@ class AnJETables:
         return int(per.sum() * self.n_classes + self.n_classes - 1)
 
 
-class AnJEScorer:
+class AnJEScorer(SubsetScorer):
     """AnJE with m-estimates: the project's :class:`~bncbench.estimators.Scorer`, and AnJE's factors.
 
     Besides ``log_joint``/``log_prior``, the scorer exposes the model as a log-linear one over
@@ -100,18 +101,8 @@ class AnJEScorer:
     combine = "geometric"
 
     def __init__(self, tables: AnJETables, m: float):
-        self.tables, self.m = tables, float(m)
-        self.members = tables.members
-        self.columns = np.arange(len(tables.cards), dtype=np.int64)
+        super().__init__(tables, m)
         self._log_theta = tables.log_theta(self.m)
-
-    @property
-    def n_classes(self) -> int:
-        return self.tables.n_classes
-
-    @property
-    def n_parameters(self) -> int:
-        return self.tables.n_parameters()
 
     @property
     def exponent(self) -> float:

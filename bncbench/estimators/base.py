@@ -37,6 +37,52 @@ class Scorer(Protocol):
         """``log P(y)``: (n_classes,)."""
 
 
+class TablesScorer:
+    """What every scorer over an estimate kept in ``self.tables`` reads from it.
+
+    The estimate (count tables, AnDE's or AnJE's subset tables) knows its
+    ``n_classes`` and ``n_parameters()``; m-estimate scorers derive from this.
+    """
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes of the estimate."""
+        return self.tables.n_classes
+
+    @property
+    def n_parameters(self) -> int:
+        """Free parameters of the estimate (see ``BNClassifier.n_parameters_``)."""
+        return self.tables.n_parameters()
+
+
+class SubsetScorer(TablesScorer):
+    """An ensemble over every n-subset of the attributes (AnDE, AnJE) fitted whole, with prior mass ``m``.
+
+    Parameters
+    ----------
+    tables : AnDETables or AnJETables
+        The fitted subset tables (their ``members`` and ``cards``).
+    m : float
+        The prior mass of the m-estimates.
+
+    Attributes
+    ----------
+    tables, m
+        As given.
+    members : SubsetMembers
+        The subsets.
+    columns : ndarray
+        Every attribute.
+    """
+
+    combine: str
+
+    def __init__(self, tables, m: float):
+        self.tables, self.m = tables, float(m)
+        self.members = tables.members
+        self.columns = np.arange(len(tables.cards), dtype=np.int64)
+
+
 class EnsembleScorer:
     """Members combined by the rule of their :class:`~bncbench.structures.LearnedStructure`.
 

@@ -15,6 +15,7 @@ from bncbench.components import ESTIMATORS
 from bncbench.registry import Hyperparameter, finite, options
 from bncbench.estimators.ande import AnDEScorer, AnDETables
 from bncbench.estimators.anje import AnJEScorer, AnJETables
+from bncbench.estimators.base import TablesScorer
 from bncbench.structures.base import LearnedStructure, Network, TrainingData
 from bncbench.structures.subsets import ENSEMBLES
 from bncbench.tables import CountTables
@@ -26,7 +27,7 @@ M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
 
 
 @dataclass
-class CountScorer:
+class CountScorer(TablesScorer):
     """m-estimates of one network's count tables.
 
     Attributes
@@ -42,14 +43,6 @@ class CountScorer:
     tables: CountTables
     columns: np.ndarray
     m: float
-
-    @property
-    def n_classes(self) -> int:
-        return self.tables.n_classes
-
-    @property
-    def n_parameters(self) -> int:
-        return self.tables.n_parameters()
 
     def log_prior(self) -> np.ndarray:
         return self.tables.log_prior(self.m)
