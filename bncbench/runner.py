@@ -73,22 +73,13 @@ class Task:
         A holdout task's key names its mode and leaves out the seed and the number of
         folds, which do not change its split; a CV task's key is what it always was.
         """
-        if self.protocol.mode != "cv":
-            return task_key({
-                "dataset": self.dataset,
-                "dataset_id": registry.spec_fingerprint(self.dataset),
-                "model": self.model.params,
-                "protocol": self.protocol.mode,
-                "round": self.round,
-                "fold": self.fold,
-                "version": RECORD_VERSION,
-            })
+        p = self.protocol
+        split = {"seed": p.seed, "folds": p.folds} if p.mode == "cv" else {"protocol": p.mode}
         return task_key({
             "dataset": self.dataset,
             "dataset_id": registry.spec_fingerprint(self.dataset),
             "model": self.model.params,
-            "seed": self.protocol.seed,
-            "folds": self.protocol.folds,
+            **split,
             "round": self.round,
             "fold": self.fold,
             "version": RECORD_VERSION,
