@@ -316,7 +316,7 @@ class Extended(ParamMap):
         self._st = bs[bs < self.nt]
         self._bid = _blocks(self._st, self.nt)
         self._st_all, self._bid_all = bs, _blocks(bs, layout.n_rows)
-        scale = getattr(layout, "row_scale", None)
+        scale = layout.row_scale
         self._scale = None if scale is None else np.asarray(scale, dtype=float)[:, None]
         self._beta0 = gen if self._scale is None else gen / self._scale  # log theta before the fixed scale
         beta_all = self._beta0 if init == "generative" else np.zeros((layout.n_rows, self.Y))
@@ -464,7 +464,7 @@ class Weighted(ParamMap):
             raise BNCBenchError(f"weighted level must be 1, 2, 3 or 4, got {level!r}")
         self.level = int(level)
         Y = self.Y
-        scale = getattr(layout, "row_scale", None)
+        scale = layout.row_scale
         # the weights multiply log theta itself; a layout's fixed row scale (an ensemble's member
         # weights, AnJE's exponent) is where generative initialization starts them
         self._scale = None if scale is None else np.asarray(scale, dtype=float)
