@@ -92,6 +92,20 @@ def test_wdl_table_failed_task_excluded_and_no_big():
     assert (t.wins[0], t.draws[0], t.losses[0]) == (0, 1, 1)
 
 
+def test_fewer_folds_not_compared_unless_shared():
+    s = summary_fixture()
+    # a sweep stopped on d1: A has 4 folds, B and C 10 -> A's mean on d1 is not comparable
+    s.loc[(s.dataset == "d1") & (s.model == "A"), "n_ok"] = 4
+    # d5 ran one round only, for every model: the models share those 2 folds and stay comparable
+    s.loc[s.dataset == "d5", "n_ok"] = 2
+    assert list(S.incomplete(s)) == [d == "d1" and m == "A" for d, m in zip(s.dataset, s.model)]
+    mat = S.metric_matrix(s, "zero_one")
+    assert np.isnan(mat.loc["d1", "A"]) and mat.loc["d1", "B"] == 0.20
+    assert mat.loc["d5", "A"] == 0.01
+    r = S.wdl(mat["A"], mat["B"])  # d1 left out: d2 draw, d3 loss, d5 d6 wins
+    assert (r.wins, r.draws, r.losses) == (2, 1, 1)
+
+
 def test_wdl_table_unknown_model():
     with pytest.raises(BNCBenchError, match="not in the results"):
         S.wdl_table(summary_fixture(), [("A", "Z")], ["zero_one"])
@@ -157,3 +171,17 @@ def test_friedman_needs_data():
         S.friedman(pd.DataFrame({"A": [1.0]}))
     with pytest.raises(BNCBenchError):
         S.friedman(pd.DataFrame({"A": [1.0], "B": [2.0]}))
+
+
+def test_fold_notes_name_short_datasets_and_incomplete_models():
+    from bncbench.report.sections import _fold_notes
+
+    s = summary_fixture()
+    s.loc[(s.dataset == "d1") & (s.model == "A"), "n_ok"] = 4  # stopped sweep
+    s.loc[s.dataset == "d5", "n_ok"] = 2  # one round for every model
+    s.loc[(s.dataset == "d3") & (s.model == "C"), ["n_ok", "n_failed"]] = (9, 1)  # failed: listed elsewhere
+    lines = [t for _, t in _fold_notes(s)]
+    assert len(lines) == 2
+    assert "fewer folds than the other datasets" in lines[0] and "d5 (2 of 10)" in lines[0] and "d1" not in lines[0]
+    assert lines[1].startswith("Incomplete") and "d1 / A (4 of 10)" in lines[1] and "d3" not in lines[1]
+    assert _fold_notes(summary_fixture()) == []

@@ -23,6 +23,7 @@ from bncbench.report.stats import (
     DRAW_RTOL,
     friedman,
     geometric_mean_ratios,
+    incomplete,
     metric_matrix,
     metric_name,
     subset_datasets,
@@ -97,7 +98,28 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
     if n_failed:
         bad = records[records["status"] != "ok"].groupby(["dataset", "model"]).size()
         sec.items.append(("text", "Failed tasks: " + ", ".join(f"{d} / {T.md_label(m)} ({k})" for (d, m), k in bad.items())))
+    sec.items += _fold_notes(summary)
     return sec
+
+
+def _fold_notes(summary: pd.DataFrame) -> list:
+    """Lines naming the datasets run with fewer folds than the others, and the incomplete (dataset, model)s."""
+    if "n_ok" not in summary or summary.empty:
+        return []
+    cv = summary[summary["protocol"] != "holdout"] if "protocol" in summary else summary
+    per_ds = cv["n_ok"].fillna(0).groupby(cv["dataset"]).max()
+    items = []
+    short = per_ds[per_ds < per_ds.max()]
+    if len(short):
+        items.append(("text", f"Evaluated on fewer folds than the other datasets (every model on the same folds; "
+                              f"bias and variance need two rounds): " + ", ".join(
+                                  f"{T.md_escape(d)} ({int(k)} of {int(per_ds.max())})" for d, k in short.items()) + "."))
+    inc = summary[incomplete(summary) & (summary["n_failed"].fillna(0) == 0 if "n_failed" in summary else True)]
+    if len(inc):
+        items.append(("text", "Incomplete, left out of every comparison (fewer folds than the dataset's other models): "
+                              + ", ".join(f"{T.md_escape(r.dataset)} / {T.md_label(r.model)} ({int(r.n_ok)} of "
+                                          f"{int(per_ds.get(r.dataset, r.n_ok))})" for r in inc.itertuples()) + "."))
+    return items
 
 
 # ------------------------------------------------------------------ W-D-L tables and win/loss plots

@@ -256,8 +256,12 @@ def metric_matrix(summary: pd.DataFrame, metric: str, models: Sequence[str] | No
                   datasets: Sequence[str] | None = None) -> pd.DataFrame:
     """Datasets x models matrix of one metric's per-dataset means.
 
-    A (dataset, model) with a failed task (``n_failed > 0``) or no successful
-    task is NaN: a mean over fewer folds is not comparable.
+    A (dataset, model) with a failed task (``n_failed > 0``), no successful
+    task, or fewer successful folds than the dataset's most complete model
+    (``n_ok`` below the dataset's maximum: a sweep still running or stopped)
+    is NaN: a mean over fewer folds is not comparable. A dataset on which every
+    model has the same, smaller number of folds (e.g. one round of a huge
+    dataset) stays comparable: the models share those folds.
 
     Parameters
     ----------
@@ -285,12 +289,33 @@ def metric_matrix(summary: pd.DataFrame, metric: str, models: Sequence[str] | No
     s = summary
     if "n_failed" in s:
         s = s.assign(**{metric: s[metric].where((s["n_failed"].fillna(0) == 0) & (s.get("n_ok", 1) != 0))})
+    if "n_ok" in s:
+        s = s.assign(**{metric: s[metric].where(~incomplete(s))})
     m = s.pivot_table(index="dataset", columns="model", values=metric, aggfunc="first", dropna=False)
     if models is not None:
         m = m.reindex(columns=list(models))
     if datasets is not None:
         m = m.reindex(index=[d for d in datasets])
     return m.astype(float)
+
+
+def incomplete(summary: pd.DataFrame) -> pd.Series:
+    """Whether each (dataset, model) has fewer successful folds than its dataset's most complete model.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Per-dataset means with ``dataset`` and ``n_ok`` columns.
+
+    Returns
+    -------
+    pandas.Series of bool
+        Aligned with ``summary``; all False without an ``n_ok`` column.
+    """
+    if "n_ok" not in summary:
+        return pd.Series(False, index=summary.index)
+    n_ok = summary["n_ok"].fillna(0)
+    return n_ok < n_ok.groupby(summary["dataset"]).transform("max")
 
 
 def wdl_table(summary: pd.DataFrame, pairs: Sequence[tuple[str, str]], metrics: Sequence[str], *,
