@@ -38,6 +38,15 @@ class CVConfig:
     each dataset's given training part and tests on its given test part, once (``rounds``
     and ``folds`` are then unused). A value of another type, or another mode, fails when
     Hydra composes the config.
+
+    Attributes
+    ----------
+    mode : ProtocolMode, default=ProtocolMode.cv
+        How each dataset is split.
+    rounds : int, default=5
+        Rounds of cross-validation.
+    folds : int, default=2
+        Folds per round.
     """
 
     mode: ProtocolMode = ProtocolMode.cv
@@ -46,7 +55,22 @@ class CVConfig:
 
 
 def split_seed(seed: int, dataset: str, round_: int) -> np.random.SeedSequence:
-    """The seed of one round's split: a function of (experiment seed, dataset, round) only."""
+    """The seed of one round's split: a function of (experiment seed, dataset, round) only.
+
+    Parameters
+    ----------
+    seed : int
+        The experiment's seed.
+    dataset : str
+        The dataset's name (its CRC-32 enters the seed).
+    round_ : int
+        The round.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        Seeded with the entropy ``[int(seed), zlib.crc32(dataset), int(round_)]``.
+    """
     return np.random.SeedSequence([int(seed), zlib.crc32(dataset.encode()), int(round_)])
 
 
@@ -55,6 +79,24 @@ def cv_folds(y: np.ndarray, *, seed: int, dataset: str, round_: int, folds: int 
 
     Stratified: instances are shuffled, then dealt to folds in turn within
     each class, so every fold has the class distribution of the whole.
+
+    Parameters
+    ----------
+    y : ndarray of shape (N,)
+        Class codes (any sortable values).
+    seed : int
+        The experiment's seed.
+    dataset : str
+        The dataset's name.
+    round_ : int
+        The round; the shuffle is seeded by :func:`split_seed` of ``(seed, dataset, round_)``.
+    folds : int, default=2
+        Number of folds.
+
+    Returns
+    -------
+    ndarray of int64, shape (N,)
+        Fold in ``[0, folds)`` of every instance; fold sizes differ by at most one.
     """
     y = np.asarray(y)
     n = y.shape[0]
@@ -68,6 +110,20 @@ def cv_folds(y: np.ndarray, *, seed: int, dataset: str, round_: int, folds: int 
 
 
 def zero_one_loss(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """0-1 loss: the share of wrong predictions.
+
+    Parameters
+    ----------
+    y_true : ndarray of shape (N,)
+        True class codes.
+    y_pred : ndarray of shape (N,)
+        Predicted class codes.
+
+    Returns
+    -------
+    float
+        ``mean(y_true != y_pred)``, in ``[0, 1]``.
+    """
     return float(np.mean(np.asarray(y_true) != np.asarray(y_pred)))
 
 
@@ -75,6 +131,18 @@ def rmse(y_true: np.ndarray, proba: np.ndarray) -> float:
     """Root mean squared error as Weka computes it for a nominal class.
 
     ``sqrt(sum_i sum_y (1[y = y_i] - P(y | x_i))^2 / (N * |Y|))``.
+
+    Parameters
+    ----------
+    y_true : ndarray of int, shape (N,)
+        True class codes in ``[0, n_classes)``.
+    proba : ndarray of shape (N, n_classes)
+        Predicted class probabilities.
+
+    Returns
+    -------
+    float
+        The RMSE, in ``[0, 1]`` for probability rows.
     """
     y_true = np.asarray(y_true)
     proba = np.asarray(proba, dtype=float)
@@ -83,7 +151,9 @@ def rmse(y_true: np.ndarray, proba: np.ndarray) -> float:
     return float(np.sqrt(sq.sum() / (N * Y)))
 
 
-def kohavi_wolpert(y_true: np.ndarray, predictions: np.ndarray, n_classes: int, *, correction: bool = False):
+def kohavi_wolpert(
+    y_true: np.ndarray, predictions: np.ndarray, n_classes: int, *, correction: bool = False
+) -> dict[str, float]:
     """Kohavi–Wolpert bias and variance from repeated predictions.
 
     Parameters
@@ -93,15 +163,18 @@ def kohavi_wolpert(y_true: np.ndarray, predictions: np.ndarray, n_classes: int, 
     predictions : ndarray of shape (R, N)
         Predicted class code of every instance in each of R rounds.
     n_classes : int
+        Number of classes; every code of ``y_true`` and ``predictions`` is in ``[0, n_classes)``.
     correction : bool, default=False
         Apply the finite-sample correction of the reference EBNC code:
         subtract ``P_y (1 - P_y) / (R - 1)`` inside the bias sum and set
-        variance = error - bias.
+        variance = error - bias. Ignored when ``R == 1``.
 
     Returns
     -------
-    dict with ``error`` (mean 0-1 loss over all R*N predictions), ``bias`` and
-    ``variance``; without correction ``bias + variance == error`` exactly.
+    dict of str to float
+        ``error`` (mean 0-1 loss over all R*N predictions), ``bias`` and
+        ``variance``; without correction ``bias + variance == error`` exactly
+        (in floating point: up to rounding, about 1e-16).
     """
     predictions = np.asarray(predictions)
     R, N = predictions.shape

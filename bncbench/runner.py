@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,6 +35,9 @@ from bncbench.preprocess import Discretizer
 from bncbench.protocol import MODES, cv_folds, rmse, zero_one_loss
 from bncbench.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
+if TYPE_CHECKING:
+    from bncbench.executors import Executor
+
 
 @dataclass
 class Protocol:
@@ -41,6 +46,23 @@ class Protocol:
     ``mode="holdout"`` evaluates each dataset once, trained on its given training part and
     tested on its given test part (:func:`bncbench.data.given_split.holdout_indices`),
     recorded as round 0, fold 0 of one round of one fold.
+
+    Parameters
+    ----------
+    seed : int, default=0
+        The experiment's seed (of the CV splits; see :func:`bncbench.protocol.split_seed`).
+    rounds : int, default=5
+        Rounds of cross-validation (1 for holdout).
+    folds : int, default=2
+        Folds per round (1 for holdout).
+    mode : {"cv", "holdout"}, default="cv"
+        The protocol mode (:data:`bncbench.protocol.MODES`).
+
+    Raises
+    ------
+    BNCBenchError
+        At construction, if ``mode`` is unknown, or ``mode="holdout"`` with ``rounds`` or
+        ``folds`` other than 1. (``rounds`` and ``folds`` of CV are not checked here.)
     """
 
     seed: int = 0
@@ -57,7 +79,21 @@ class Protocol:
 
 @dataclass(frozen=True)
 class Task:
-    """One (dataset, model, round, fold) of an experiment, with everything needed to evaluate it."""
+    """One (dataset, model, round, fold) of an experiment, with everything needed to evaluate it.
+
+    Parameters
+    ----------
+    dataset : dict
+        A resolved dataset spec (:func:`bncbench.data.registry.resolve`).
+    model : ModelSpec
+        The model's label and parameters.
+    round, fold : int
+        Round and fold of the task (0-based; both 0 for holdout).
+    protocol : Protocol, default=Protocol()
+        The evaluation protocol.
+    data_dir : str, optional
+        The data directory of registered datasets; default ``$BNCBENCH_DATA_DIR``.
+    """
 
     dataset: dict  # resolved dataset spec
     model: ModelSpec
@@ -72,6 +108,20 @@ class Task:
 
         A holdout task's key names its mode and leaves out the seed and the number of
         folds, which do not change its split; a CV task's key is what it always was.
+
+        Returns
+        -------
+        str
+            :func:`bncbench.store.task_key` of the dataset spec and its fingerprint
+            (:func:`bncbench.data.registry.spec_fingerprint`), the model's parameters (not its
+            label), the split fields, round, fold and :data:`bncbench.store.RECORD_VERSION`.
+            Computed once per task.
+
+        Raises
+        ------
+        BNCBenchError or KeyError
+            As :func:`bncbench.data.registry.spec_fingerprint` (a registered dataset missing from
+            the registry, or the registry file missing or invalid).
         """
         p = self.protocol
         split = {"seed": p.seed, "folds": p.folds} if p.mode == "cv" else {"protocol": p.mode}
@@ -103,7 +153,31 @@ def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int,
 
 
 def evaluate_task(task: Task) -> TaskRecord:
-    """Fit and score one task; a failure is a record too (``status="failed"``). Writes nothing."""
+    """Fit and score one task; a failure is a record too (``status="failed"``). Writes nothing.
+
+    The dataset is loaded, split and discretized (cut points fitted on the training part only)
+    once per (dataset, round, fold) and process; the four most recent are kept.
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+
+    Returns
+    -------
+    TaskRecord
+        With ``status="ok"``: the metrics, timings, sizes and optimizer diagnostics, and
+        ``arrays`` holding ``test_index`` (int32), ``y_true`` and ``y_pred`` (int16), shape
+        (n_test,), and ``proba`` (float64, shape (n_test, n_classes); zero in the columns of
+        classes absent from the training part). With ``status="failed"``: ``error`` and
+        ``traceback`` of the exception, no metrics.
+
+    Raises
+    ------
+    BNCBenchError or KeyError
+        Only from computing :attr:`Task.key`, before the evaluation starts; every exception
+        of loading, fitting and scoring is recorded instead.
+    """
     from bncbench.baselines import make_estimator
 
     p = task.protocol
@@ -140,8 +214,29 @@ def evaluate_task(task: Task) -> TaskRecord:
     return rec
 
 
-def run_task(task: Task, store_root) -> TaskRecord:
-    """Evaluate one task and write its record where the task ran; returns the record without its arrays."""
+def run_task(task: Task, store_root: str | os.PathLike) -> TaskRecord:
+    """Evaluate one task and write its record where the task ran; returns the record without its arrays.
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+    store_root : str or os.PathLike
+        The experiment's results directory (:class:`~bncbench.store.ResultStore` root).
+
+    Returns
+    -------
+    TaskRecord
+        The record's :meth:`~bncbench.store.TaskRecord.summary`: without its arrays and its
+        trace (both are written; ``proba`` as float32).
+
+    Raises
+    ------
+    OSError
+        If the record cannot be written.
+    BNCBenchError or KeyError
+        As :func:`evaluate_task`.
+    """
     rec = evaluate_task(task)
     if rec.arrays is not None:
         rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}
@@ -149,8 +244,28 @@ def run_task(task: Task, store_root) -> TaskRecord:
     return rec.summary()
 
 
-def plan_tasks(datasets: list[dict], models: list[ModelSpec], protocol: Protocol, data_dir=None) -> list[Task]:
-    """Every task, ordered so that tasks sharing a prepared fold are adjacent."""
+def plan_tasks(
+    datasets: list[dict], models: list[ModelSpec], protocol: Protocol, data_dir: str | None = None
+) -> list[Task]:
+    """Every task, ordered so that tasks sharing a prepared fold are adjacent.
+
+    Parameters
+    ----------
+    datasets : list of dict
+        Resolved dataset specs.
+    models : list of ModelSpec
+        The models.
+    protocol : Protocol
+        The protocol (its ``rounds`` and ``folds``).
+    data_dir : str, optional
+        Stored in every task.
+
+    Returns
+    -------
+    list of Task
+        ``len(datasets) * protocol.rounds * protocol.folds * len(models)`` tasks: datasets
+        outermost, then rounds, folds, and models innermost.
+    """
     return [
         Task(d, m, r, f, protocol, data_dir)
         for d in datasets
@@ -191,11 +306,11 @@ def run_experiment(
     datasets: list[dict],
     models: list[ModelSpec],
     *,
-    results_root,
+    results_root: str | os.PathLike,
     protocol: Protocol | None = None,
-    data_dir=None,
+    data_dir: str | None = None,
     n_jobs: int = 1,
-    executor=None,
+    executor: Executor | None = None,
     progress: bool | None = None,
     retry_failed: bool = True,
 ) -> dict:
@@ -206,6 +321,42 @@ def run_experiment(
     before running anything when the results directory already holds records
     of another configuration under one of the plan's (dataset, model label)
     pairs, so summaries never mix them.
+
+    Parameters
+    ----------
+    datasets : list of dict
+        Resolved dataset specs (:func:`bncbench.data.registry.resolve`).
+    models : list of ModelSpec
+        The models; their labels must map to distinct directories (:func:`bncbench.store.safe_name`).
+    results_root : str or os.PathLike
+        The experiment's results directory (created as needed).
+    protocol : Protocol, optional
+        Default ``Protocol()``: 5 x 2-fold CV from seed 0.
+    data_dir : str, optional
+        The data directory of registered datasets; default ``$BNCBENCH_DATA_DIR``.
+    n_jobs : int, default=1
+        Workers of the default joblib executor (ignored when ``executor`` is given).
+    executor : Executor, optional
+        Runs the tasks; default ``make_executor("joblib", n_jobs=n_jobs)``.
+    progress : bool, optional
+        ``True``/``False`` show/hide the tqdm bar; ``None`` shows it on a terminal only, and
+        otherwise prints one progress line to stderr at most every 60 seconds.
+    retry_failed : bool, default=True
+        Run again the tasks whose stored record has failed; otherwise any stored record counts
+        as done.
+
+    Returns
+    -------
+    dict
+        ``total`` (planned tasks), ``skipped`` (already done), ``ok`` and ``failed`` (of those
+        run now), all int, and ``keys``: the set of the planned tasks' keys (str).
+
+    Raises
+    ------
+    BNCBenchError
+        Before any task runs: if two model labels map to the same directory, the results
+        directory holds a record of another configuration for a pending task, or the
+        default executor rejects ``n_jobs``. Errors of :attr:`Task.key` (see there) propagate too.
     """
     from bncbench.executors import make_executor
 
@@ -251,11 +402,43 @@ def run_experiment(
     return {**counts, "keys": keys}
 
 
-def evaluate(dataset_spec, model_params: dict, *, seed=0, rounds=5, folds=2, data_dir=None, label=None,
-             mode: str = "cv") -> pd.DataFrame:
+def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = 0, rounds: int = 5, folds: int = 2,
+             data_dir: str | None = None, label: str | None = None, mode: str = "cv") -> pd.DataFrame:
     """Run one model's cross-validation (or, with ``mode="holdout"``, its given split) on one dataset.
 
     Convenience for tests and notebooks, in a temporary store; returns the per-fold records.
+
+    Parameters
+    ----------
+    dataset_spec : str or dict
+        A dataset name (resolved with :func:`bncbench.data.registry.resolve`; a group name
+        gives its first dataset) or a resolved spec.
+    model_params : dict
+        The model's parameters (:attr:`bncbench.models.ModelSpec.params`).
+    seed : int, default=0
+        The experiment's seed.
+    rounds : int, default=5
+        Rounds of CV (ignored for holdout).
+    folds : int, default=2
+        Folds per round (ignored for holdout).
+    data_dir : str, optional
+        The data directory of registered datasets; default ``$BNCBENCH_DATA_DIR``.
+    label : str, optional
+        The model's label; default ``"model"``.
+    mode : {"cv", "holdout"}, default="cv"
+        The protocol mode.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`bncbench.store.load_results` of the run: one row per (round, fold), failed tasks
+        included (``status="failed"``). The ``path`` column names files of the temporary store,
+        which no longer exist.
+
+    Raises
+    ------
+    BNCBenchError
+        If the dataset name is unknown or ``mode`` is not a protocol mode.
     """
     import tempfile
 

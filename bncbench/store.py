@@ -24,7 +24,7 @@ import socket
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 import numpy as np
 import pandas as pd
@@ -41,6 +41,52 @@ class TaskRecord:
     ``arrays`` (per-test-instance ``test_index``, ``y_true``, ``y_pred``,
     ``proba``) to its ``.npz``. ``model`` is the label, ``model_params`` the
     model's parameters: reports select models by the latter.
+
+    Attributes
+    ----------
+    dataset : str
+        Dataset name.
+    model : str
+        Model label.
+    round, fold : int
+        Round and fold of the task (0-based).
+    seed : int
+        The experiment's seed.
+    n_folds, n_rounds : int
+        Folds per round and rounds of the protocol.
+    key : str
+        The task's key (:attr:`bncbench.runner.Task.key`).
+    model_params : dict
+        The model's parameters.
+    status : {"ok", "failed"}, default="ok"
+        Whether the task completed.
+    zero_one, rmse : float, optional
+        0-1 loss and RMSE (:func:`bncbench.protocol.rmse`) on the test part.
+    train_time, test_time : float, optional
+        Wall time in seconds of fitting and of predicting the test part.
+    n_parameters : int, optional
+        Free parameters of the fitted model.
+    n_train, n_test : int, optional
+        Training and test instances.
+    n_instances, n_attributes, n_classes : int, optional
+        Shape of the whole dataset.
+    big : bool, optional
+        Whether the dataset is *Big* (:attr:`bncbench.data.dataset.Dataset.is_big`).
+    n_iter, n_fev : int, optional
+        Optimizer iterations and function evaluations, for models that report them.
+    train_cll : float, optional
+        Training conditional log-likelihood, for models that report it.
+    trace : list, optional
+        Per-iteration records of the optimizer, for models that report them.
+    error : str, optional
+        ``"ExceptionType: message"`` of a failed task.
+    traceback : str, optional
+        The failed task's traceback (at most 8 frames).
+    protocol : {"cv", "holdout"}, optional
+        The protocol mode (absent from records written before it existed: cv).
+    arrays : dict of str to ndarray, optional
+        Per-test-instance ``test_index``, ``y_true``, ``y_pred`` (shape (n_test,)) and ``proba``
+        (shape (n_test, n_classes)); ``None`` for a failed task or a :meth:`summary`.
     """
 
     dataset: str
@@ -74,26 +120,81 @@ class TaskRecord:
     arrays: Optional[dict] = field(default=None, repr=False)
 
     def to_json(self) -> dict:
-        """The JSON fields: every field but ``arrays``, without the unset ones."""
+        """The JSON fields: every field but ``arrays``, without the unset ones.
+
+        Returns
+        -------
+        dict
+            Field name to value for every field except ``arrays`` whose value is not ``None``.
+        """
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name != "arrays" and getattr(self, f.name) is not None}
 
     def summary(self) -> "TaskRecord":
-        """The same record without its arrays and trace (what a runner sends back to the driver)."""
+        """The same record without its arrays and trace (what a runner sends back to the driver).
+
+        Returns
+        -------
+        TaskRecord
+            A copy with ``arrays`` and ``trace`` set to ``None``; ``self`` is not modified.
+        """
         return dataclasses.replace(self, arrays=None, trace=None)
 
 
 def task_key(payload: dict) -> str:
+    """The key of a task: a hash of the payload that determines its result.
+
+    Parameters
+    ----------
+    payload : dict
+        JSON-serializable description of the task (values JSON cannot encode are hashed by
+        their ``str()``); key order does not matter.
+
+    Returns
+    -------
+    str
+        The first 20 hexadecimal digits of the sha256 of the payload's compact, key-sorted JSON.
+    """
     blob = json.dumps(payload, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def safe_name(name: str) -> str:
-    """``name`` as a file-name component (what the store calls a label's directory)."""
+    """``name`` as a file-name component (what the store calls a label's directory).
+
+    Parameters
+    ----------
+    name : str
+        A dataset name or model label (converted with ``str()``).
+
+    Returns
+    -------
+    str
+        ``name`` with every run of characters other than ASCII letters, digits and ``._+-``
+        replaced by one ``_``. Distinct names may map to the same result.
+    """
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(name))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, renamed into place.
+
+    The temporary file is named ``.tmp-<host>-<pid>-...`` (see :meth:`ResultStore.clean_temp`)
+    and synced to disk before the rename; the parent directories are created if missing.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The destination; replaced if it exists.
+    data : bytes
+        The content.
+
+    Raises
+    ------
+    OSError
+        If a directory or the file cannot be written; the temporary file is removed and
+        ``path`` is left as it was.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-", dir=path.parent)
     try:
@@ -111,15 +212,67 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 class ResultStore:
-    """Records of one experiment under ``root`` (``results/<experiment>``)."""
+    """Records of one experiment under ``root`` (``results/<experiment>``).
 
-    def __init__(self, root):
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The experiment's results directory (need not exist yet).
+
+    Attributes
+    ----------
+    root : pathlib.Path
+        ``Path(root)``.
+    """
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        """Store the root; nothing is read or created.
+
+        Parameters
+        ----------
+        root : str or os.PathLike
+            The experiment's results directory.
+        """
         self.root = Path(root)
 
     def record_path(self, dataset: str, model: str, round_: int, fold: int, key: str) -> Path:
+        """Where the JSON of a task's record is written.
+
+        Parameters
+        ----------
+        dataset : str
+            Dataset name.
+        model : str
+            Model label.
+        round_, fold : int
+            Round and fold of the task.
+        key : str
+            The task's key.
+
+        Returns
+        -------
+        pathlib.Path
+            ``root/records/<dataset>/<model>/r<round_>f<fold>-<key>.json``, names passed through
+            :func:`safe_name`; the predictions go beside it with the suffix ``.npz``.
+        """
         return self.root / "records" / safe_name(dataset) / safe_name(model) / f"r{round_}f{fold}-{key}.json"
 
     def is_done(self, path: Path, *, retry_failed: bool = True) -> bool:
+        """Whether the record at ``path`` means its task need not run again.
+
+        Parameters
+        ----------
+        path : pathlib.Path
+            A record's JSON path (:meth:`record_path`).
+        retry_failed : bool, default=True
+            Count only a record with ``status: ok`` as done; otherwise any existing record is.
+
+        Returns
+        -------
+        bool
+            False if ``path`` does not exist; with ``retry_failed``, also False if it cannot be
+            read or parsed or its status is not ``"ok"``.
+        """
         if not path.exists():
             return False
         if not retry_failed:
@@ -130,16 +283,63 @@ class ResultStore:
             return False
 
     def path_of(self, rec: TaskRecord) -> Path:
-        """Where ``rec`` is written."""
+        """Where ``rec`` is written.
+
+        Parameters
+        ----------
+        rec : TaskRecord
+            A record.
+
+        Returns
+        -------
+        pathlib.Path
+            :meth:`record_path` of its dataset, model label, round, fold and key.
+        """
         return self.record_path(rec.dataset, rec.model, rec.round, rec.fold, rec.key)
 
     def put(self, rec: TaskRecord) -> Path:
-        """Write a task record atomically (predictions first, the JSON last); returns its path."""
+        """Write a task record atomically (predictions first, the JSON last); returns its path.
+
+        Parameters
+        ----------
+        rec : TaskRecord
+            The record; its ``arrays`` (if any) go to the ``.npz``, :meth:`TaskRecord.to_json` to
+            the JSON.
+
+        Returns
+        -------
+        pathlib.Path
+            The JSON's path (:meth:`path_of`).
+
+        Raises
+        ------
+        OSError
+            If a file cannot be written.
+        """
         path = self.path_of(rec)
         self.write(path, rec.to_json(), rec.arrays)
         return path
 
     def write(self, path: Path, record: dict, arrays: dict | None = None) -> None:
+        """Write a record's arrays and JSON at ``path``, each atomically, the JSON last.
+
+        Parameters
+        ----------
+        path : pathlib.Path
+            The JSON's path; the arrays go to ``path.with_suffix(".npz")``.
+        record : dict
+            The JSON fields; ``record_version`` (:data:`RECORD_VERSION`) is added (not in
+            ``record`` itself). NumPy scalars and arrays are written as numbers and lists, other
+            values JSON cannot encode as their ``str()``.
+        arrays : dict of str to ndarray, optional
+            Saved with :func:`numpy.savez_compressed`; no ``.npz`` is written when ``None`` or
+            empty.
+
+        Raises
+        ------
+        OSError
+            If a file cannot be written.
+        """
         if arrays:
             import io
 
@@ -155,6 +355,11 @@ class ResultStore:
         A temporary file is named ``.tmp-<host>-<pid>-...``; only files of this
         host whose writer process is gone are removed, so a concurrent sweep
         job writing into the same directory is never disturbed.
+
+        Returns
+        -------
+        int
+            Number of files removed.
         """
         n = 0
         host = socket.gethostname()
@@ -173,7 +378,25 @@ class ResultStore:
         return n
 
     def conflicts(self, dataset: str, model: str, round_: int, fold: int, key: str) -> list:
-        """Completed records of the same (dataset, model label, round, fold) under another key."""
+        """Completed records of the same (dataset, model label, round, fold) under another key.
+
+        Parameters
+        ----------
+        dataset : str
+            Dataset name.
+        model : str
+            Model label.
+        round_, fold : int
+            Round and fold of the task.
+        key : str
+            The task's key.
+
+        Returns
+        -------
+        list of pathlib.Path
+            The JSON files ``r<round_>f<fold>-*.json`` in the task's directory other than its own
+            (whatever their status, ``ok`` or ``failed``).
+        """
         path = self.record_path(dataset, model, round_, fold, key)
         return [p for p in path.parent.glob(f"r{round_}f{fold}-*.json") if p != path]
 
@@ -198,11 +421,23 @@ def _json_default(o):
     return str(o)
 
 
-def record_files(root) -> list[Path]:
+def record_files(root: str | os.PathLike) -> list[Path]:
+    """Every record JSON of an experiment directory.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The experiment's results directory.
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``root/records/*/*/*.json``, sorted; empty if there is none.
+    """
     return sorted(Path(root).glob("records/*/*/*.json"))
 
 
-def load_results(root, *, with_trace: bool = False) -> pd.DataFrame:
+def load_results(root: str | os.PathLike, *, with_trace: bool = False) -> pd.DataFrame:
     """All records of an experiment directory as one long-format DataFrame.
 
     One row per (dataset, model, round, fold) task. Columns include
@@ -210,6 +445,20 @@ def load_results(root, *, with_trace: bool = False) -> pd.DataFrame:
     test_time, n_parameters, n_train, n_test, big`` and the model's
     parameters as ``param.*`` columns; ``trace`` (a list of per-iteration
     dicts) is kept only with ``with_trace=True``. ``path`` points at the record.
+
+    Parameters
+    ----------
+    root : str or os.PathLike
+        The experiment's results directory.
+    with_trace : bool, default=False
+        Keep the ``trace`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per readable record of :func:`record_files`, in their order (a record that
+        cannot be read or parsed is skipped); a ``param.*`` value that is a list or dict is
+        its JSON text. An empty frame without columns when there is no record.
     """
     rows = []
     for p in record_files(root):
@@ -227,10 +476,31 @@ def load_results(root, *, with_trace: bool = False) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def load_predictions(record_path, keys=None) -> dict:
+def load_predictions(record_path: str | os.PathLike, keys: Iterable[str] | None = None) -> dict:
     """The per-test-instance arrays of one record (``test_index``, ``y_true``, ``y_pred``, ``proba``).
 
     ``keys`` limits what is read (each array is decompressed only when asked for).
+
+    Parameters
+    ----------
+    record_path : str or os.PathLike
+        The record's JSON path (e.g. the ``path`` column of :func:`load_results`); the arrays
+        are read from the same path with the suffix ``.npz``.
+    keys : iterable of str, optional
+        The arrays to read; default all of them.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``test_index`` and ``y_true``, ``y_pred`` of shape (n_test,), ``proba`` of shape
+        (n_test, n_classes), as the runner stores them (int32, int16, int16, float32).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the record has no ``.npz`` (a failed task writes none).
+    KeyError
+        If a key is not one of the record's arrays.
     """
     with np.load(Path(record_path).with_suffix(".npz")) as z:
         return {k: z[k] for k in (z.files if keys is None else keys)}

@@ -51,6 +51,28 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``data`` subcommand (``list``, ``check``, ``show`` or ``fetch``), printing to stdout.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the word ``data``; default ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit code: 0 on success; 1 when ``check`` finds a bad file or no intact one;
+        2 (after printing the usage on stderr) when no subcommand is given.
+
+    Raises
+    ------
+    BNCBenchError
+        On a usage error (unknown subcommand or option, missing argument) and on the
+        subcommands' user errors: unknown dataset or group, no data directory, a
+        download that fails or has the wrong sha256, ...
+    SystemExit
+        With status 0 after ``-h`` / ``--help`` (argparse).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     if args.cmd is None:
@@ -257,8 +279,46 @@ def _fetch_url(entry: dict, timeout: float) -> str:
     raise BNCBenchError(f"dataset {entry['name']!r} has no url or openml_id in the registry; nothing to fetch")
 
 
-def fetch(name: str, data_dir=None, *, registry=None, force: bool = False, timeout: float = 60.0) -> Path:
-    """Download a registered dataset into the data directory (sha256-checked, atomic)."""
+def fetch(
+    name: str,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    registry: str | os.PathLike | None = None,
+    force: bool = False,
+    timeout: float = 60.0,
+) -> Path:
+    """Download a registered dataset into the data directory (sha256-checked, atomic).
+
+    The file is downloaded from the entry's ``url``, else from the download URL OpenML gives
+    for its ``openml_id``, into a temporary file in the data directory, and renamed to the
+    entry's ``file`` only if its sha256 matches the entry's (or the entry has none).
+
+    Parameters
+    ----------
+    name : str
+        A registered dataset name (a single-file entry).
+    data_dir : str or os.PathLike, optional
+        The data directory; default ``$BNCBENCH_DATA_DIR``. Created if missing.
+    registry : str or os.PathLike, optional
+        The registry file; default :func:`bncbench.data.catalog.registry_path`.
+    force : bool, default=False
+        Download even if the file is present with the expected sha256.
+    timeout : float, default=60.0
+        Socket timeout in seconds of the network requests (passed to :func:`urllib.request.urlopen`).
+
+    Returns
+    -------
+    pathlib.Path
+        The dataset's file, ``data_dir / entry["file"]`` (not downloaded again when already
+        intact and not ``force``).
+
+    Raises
+    ------
+    BNCBenchError
+        If the name is unknown, the entry has no ``url`` or ``openml_id``, the OpenML metadata
+        or the file cannot be downloaded, the download's sha256 differs from the entry's
+        (nothing is written then), or there is no data directory.
+    """
     entry = uci._entry(name, uci.load_registry(registry))
     url = _fetch_url(entry, timeout)
     ddir = uci.resolve_data_dir(data_dir)

@@ -13,11 +13,15 @@ fold only), which is the form every model consumes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from bncbench.errors import BNCBenchError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 BIG_THRESHOLD = 10_000
 """A dataset with more instances than this is *Big* (Zaidi et al. 2017, Table 4)."""
@@ -44,6 +48,13 @@ class Dataset:
         Class labels.
     meta : dict
         Free-form provenance (source, notes, paper name, ...).
+
+    Raises
+    ------
+    BNCBenchError
+        At construction, if ``X`` and ``y`` differ in their number of rows, there is no row, a class
+        code is outside ``[0, len(classes))``, fewer than two classes are present in ``y``, or a
+        column of ``X`` is neither categorical nor floating point.
     """
 
     name: str
@@ -77,37 +88,93 @@ class Dataset:
 
     @property
     def n_instances(self) -> int:
+        """Number of instances (rows).
+
+        Returns
+        -------
+        int
+            ``X.shape[0]``.
+        """
         return int(self.X.shape[0])
 
     @property
     def n_attributes(self) -> int:
+        """Number of attributes (columns of ``X``; the class is not one).
+
+        Returns
+        -------
+        int
+            ``X.shape[1]``.
+        """
         return int(self.X.shape[1])
 
     @property
     def n_classes(self) -> int:
+        """Number of class labels (declared, whether present in ``y`` or not).
+
+        Returns
+        -------
+        int
+            ``len(classes)``.
+        """
         return len(self.classes)
 
     @property
     def attribute_names(self) -> list[str]:
+        """The attribute names, in column order.
+
+        Returns
+        -------
+        list of str
+            ``str()`` of every column label of ``X``.
+        """
         return [str(c) for c in self.X.columns]
 
     @property
     def numeric_mask(self) -> np.ndarray:
-        """Boolean mask of numeric attributes."""
+        """Boolean mask of numeric attributes.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_attributes,)
+            True for a column whose dtype is not categorical (i.e. ``float64``).
+        """
         return np.array(
             [not isinstance(self.X[c].dtype, pd.CategoricalDtype) for c in self.X.columns], dtype=bool
         )
 
     @property
     def missing_mask(self) -> np.ndarray:
-        """Boolean mask of attributes that have at least one missing value."""
+        """Boolean mask of attributes that have at least one missing value.
+
+        Returns
+        -------
+        ndarray of bool, shape (n_attributes,)
+            True for a column with at least one ``NaN``.
+        """
         return self.X.isna().any(axis=0).to_numpy()
 
     @property
     def is_big(self) -> bool:
+        """Whether the dataset is *Big* in the sense of Zaidi et al. (2017, Table 4).
+
+        Returns
+        -------
+        bool
+            True if ``n_instances > BIG_THRESHOLD`` (10,000).
+        """
         return self.n_instances > BIG_THRESHOLD
 
     def describe(self) -> dict:
+        """A one-line summary of the dataset's shape (for listings and reports).
+
+        Returns
+        -------
+        dict
+            ``name`` (str), ``instances``, ``attributes``, ``numeric`` (number of numeric
+            attributes) and ``classes`` (int), ``missing`` (bool: any attribute has a missing
+            value) and ``big`` (bool: :attr:`is_big`).
+        """
         return {
             "name": self.name,
             "instances": self.n_instances,
@@ -124,12 +191,45 @@ def from_codes(
     codes: np.ndarray,
     y: np.ndarray,
     *,
-    cardinalities=None,
-    attribute_names=None,
-    classes=None,
-    meta=None,
+    cardinalities: ArrayLike | None = None,
+    attribute_names: Sequence[str] | None = None,
+    classes: Sequence[str] | None = None,
+    meta: Mapping[str, Any] | None = None,
 ) -> Dataset:
-    """Build an all-nominal :class:`Dataset` from integer codes (``-1`` = missing)."""
+    """Build an all-nominal :class:`Dataset` from integer codes (``-1`` = missing).
+
+    Parameters
+    ----------
+    name : str
+        Name of the dataset.
+    codes : ndarray of int, shape (N, n_attributes)
+        Attribute codes in ``[0, cardinalities[j])``; ``-1`` marks a missing value.
+    y : ndarray of int, shape (N,)
+        Class codes in ``[0, len(classes))``.
+    cardinalities : array-like of int, shape (n_attributes,), optional
+        Number of values of every attribute; default one more than the largest code of each
+        column (0 for every column when ``N == 0``).
+    attribute_names : sequence of str, optional
+        Column names; default ``x0, x1, ...`` (also when empty).
+    classes : sequence of str, optional
+        Class labels; default ``"0", "1", ...`` up to the largest code in ``y``.
+    meta : mapping, optional
+        Provenance, copied into :attr:`Dataset.meta`; default empty.
+
+    Returns
+    -------
+    Dataset
+        Every column categorical with the value labels ``"0", "1", ..., str(card - 1)``.
+
+    Raises
+    ------
+    BNCBenchError
+        If the resulting dataset is invalid (see :class:`Dataset`): e.g. no row, or fewer than
+        two classes present.
+    ValueError
+        If a code is below -1 or not below its attribute's cardinality (raised by
+        :meth:`pandas.Categorical.from_codes`).
+    """
     codes = np.asarray(codes)
     n, d = codes.shape
     if cardinalities is None:

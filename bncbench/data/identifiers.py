@@ -104,7 +104,9 @@ def frame_identifiers(X: pd.DataFrame) -> dict[str, int]:
     return find_identifiers(cols, len(X))
 
 
-def screen(X: pd.DataFrame, where: str, drop: bool, advice: str, stacklevel: int = 2):
+def screen(
+    X: pd.DataFrame, where: str, drop: bool, advice: str, stacklevel: int = 2
+) -> tuple[pd.DataFrame, dict[str, int]]:
     """Find the identifiers of a typed table; drop them, or warn once.
 
     Parameters

@@ -9,6 +9,8 @@ One reshape and one mean over all images at once (:func:`downsample`).
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -35,7 +37,8 @@ def downsample(images: np.ndarray, factor: int) -> np.ndarray:
     Raises
     ------
     BNCBenchError
-        If ``factor`` is not a positive integer or does not divide both sides.
+        If ``images`` is not three-dimensional, or ``factor`` is not a positive integer or does
+        not divide both sides.
     """
     images = np.asarray(images)
     if images.ndim != 3:
@@ -49,7 +52,7 @@ def downsample(images: np.ndarray, factor: int) -> np.ndarray:
     return blocks.mean(axis=(2, 4), dtype=np.float64)
 
 
-def downsample_frame(X: pd.DataFrame, *, factor, shape, source: str) -> pd.DataFrame:
+def downsample_frame(X: pd.DataFrame, *, factor: int, shape: Sequence[int], source: str) -> pd.DataFrame:
     """The ``downsample`` transform of a table whose columns are the pixels of ``shape`` images.
 
     Parameters

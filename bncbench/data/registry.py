@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from typing import Any, Iterable, Mapping
 
 from bncbench.data.dataset import Dataset
 from bncbench.data.sources import SKLEARN_LOADERS, SYNTHETIC_PRESETS, load_sklearn, load_synthetic
@@ -37,11 +38,37 @@ def _uci():
 
 
 def uci_names() -> list[str]:
+    """Names of the datasets in the registry file (``datasets/registry.yaml``).
+
+    Returns
+    -------
+    list of str
+        Every registered name, in registry order; empty if the loader module cannot be imported.
+
+    Raises
+    ------
+    BNCBenchError
+        If the registry file is missing or invalid (see :func:`bncbench.data.catalog.load_registry`).
+    """
     uci = _uci()
     return list(uci.load_registry()) if uci else []
 
 
 def all_groups() -> dict[str, list[str]]:
+    """Every dataset group: the embedded ones, then the registry's.
+
+    Returns
+    -------
+    dict of str to list of str
+        Group name to member names: :data:`EMBEDDED_GROUPS` (``quickstart``, ``embedded``), plus
+        every group of :func:`bncbench.data.catalog.groups` whose name is not embedded (an
+        embedded group wins over a registry group of the same name).
+
+    Raises
+    ------
+    BNCBenchError
+        If the registry file is missing or invalid.
+    """
     groups = dict(EMBEDDED_GROUPS)
     uci = _uci()
     if uci:
@@ -51,14 +78,49 @@ def all_groups() -> dict[str, list[str]]:
 
 
 def known_names() -> list[str]:
+    """Every dataset name a config may use (groups not included).
+
+    Returns
+    -------
+    list of str
+        The scikit-learn names (:data:`~bncbench.data.sources.SKLEARN_LOADERS`), the synthetic
+        presets (:data:`~bncbench.data.sources.SYNTHETIC_PRESETS`), then :func:`uci_names`.
+
+    Raises
+    ------
+    BNCBenchError
+        If the registry file is missing or invalid.
+    """
     return [*SKLEARN_LOADERS, *SYNTHETIC_PRESETS, *uci_names()]
 
 
-def resolve(entries) -> list[dict]:
+def resolve(
+    entries: str | Mapping[str, Any] | Iterable[str | Mapping[str, Any]] | None,
+) -> list[dict]:
     """Expand names and groups into a de-duplicated list of dataset specs.
 
     Each spec is a dict with at least ``name`` and ``source`` (``sklearn``,
     ``synthetic``, ``uci`` or ``file``).
+
+    Parameters
+    ----------
+    entries : str, mapping, or iterable of str or mapping
+        One entry or several: a dataset name (embedded or registered), a group name (expanded
+        recursively, up to three levels deep), or an inline spec mapping with a ``name`` (its
+        ``source`` defaults to ``synthetic`` for a name starting with ``synth``, else ``file``).
+        ``None`` is an error.
+
+    Returns
+    -------
+    list of dict
+        One spec per distinct name, in order of first appearance; a later entry of the same
+        name replaces the earlier spec (keeping its position).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``entries`` is ``None`` or expands to nothing, an inline spec has no ``name`` or a
+        source other than ``synthetic`` and ``file``, or a name is neither a dataset nor a group.
     """
     if entries is None:
         raise BNCBenchError("no datasets given (set dataset=NAME or dataset.names=[...])")
@@ -105,6 +167,26 @@ def spec_fingerprint(spec: dict) -> str:
     """A stable identity for a dataset spec (with the file checksum for registry data).
 
     Computed once per spec and process: every task of a dataset asks for it.
+
+    Parameters
+    ----------
+    spec : dict
+        A resolved spec (see :func:`resolve`); JSON-serializable, other values are hashed
+        by their ``str()``.
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits of a sha256 over the spec plus, for ``source: uci``, the
+        dataset's whole registry entry (its file's sha256 and every parse option), and for
+        ``source: file``, the sha256 of the file at ``path`` (left out if it cannot be read).
+
+    Raises
+    ------
+    KeyError
+        If a ``uci`` spec names a dataset that is not in the registry.
+    BNCBenchError
+        If a ``uci`` spec's registry file is missing or invalid.
     """
     return _fingerprint(json.dumps(spec, sort_keys=True, default=str))
 
@@ -130,7 +212,33 @@ def _load_cached(key: str, data_dir: str | None) -> Dataset:
 
 
 def load(spec: dict, data_dir: str | None = None) -> Dataset:
-    """Load the dataset described by a resolved spec (cached per process)."""
+    """Load the dataset described by a resolved spec (cached per process).
+
+    The eight most recently used (spec, data directory) pairs are kept in memory; a spec is
+    keyed by its JSON text, so equal specs share one :class:`Dataset` object (do not modify it).
+
+    Parameters
+    ----------
+    spec : dict
+        A resolved spec (see :func:`resolve`). ``sklearn``: loaded by :func:`load_sklearn`;
+        ``synthetic``: its other keys are options of :func:`load_synthetic`; ``uci``: loaded by
+        :func:`bncbench.data.uci.load_uci`; ``file``: needs ``path`` and ``class_column``, its
+        other keys are options of :func:`bncbench.data.uci.load_file`.
+    data_dir : str, optional
+        The data directory of ``uci`` datasets; default ``$BNCBENCH_DATA_DIR``.
+
+    Returns
+    -------
+    Dataset
+        The typed dataset; a ``file`` dataset is renamed to the spec's ``name``.
+
+    Raises
+    ------
+    BNCBenchError
+        If the source is unknown, a ``file`` spec lacks ``path`` or ``class_column``, or the
+        loader fails (unknown name, missing or corrupt file, parse error, fewer than two
+        classes, unknown synthetic option, ...).
+    """
     return _load_cached(json.dumps(spec, sort_keys=True, default=str), data_dir)
 
 
@@ -157,12 +265,28 @@ def _load(spec: dict, data_dir: str | None) -> Dataset:
     raise BNCBenchError(f"dataset {name!r}: unknown source {src!r}")
 
 
-def check_available(specs: list[dict], data_dir) -> None:
+def check_available(specs: list[dict], data_dir: str | None) -> None:
     """Fail early, with one line, when a dataset cannot be used.
 
     Registry files must be present in the data directory; then every dataset
     is loaded once (checksums, parsing, at least two classes, at least one
     row), so a bad dataset stops the run before any task starts.
+
+    Parameters
+    ----------
+    specs : list of dict
+        Resolved specs (see :func:`resolve`).
+    data_dir : str or None
+        The data directory. ``None`` (or ``""``) is an error if a plain registry entry (one
+        without a ``directory`` of its own) is among ``specs``, even when ``$BNCBENCH_DATA_DIR``
+        is set; an entry with its own ``directory`` is found as
+        :func:`bncbench.data.locate.entry_dir` finds it.
+
+    Raises
+    ------
+    BNCBenchError
+        If a plain ``uci`` spec is given without ``data_dir``, a registered file is not
+        found, or a dataset fails to load (see :func:`load`).
     """
     from bncbench.data.locate import describe_directory, entry_dir, entry_files
 

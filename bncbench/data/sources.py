@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,26 @@ SKLEARN_LOADERS = {
 
 
 def load_sklearn(name: str) -> Dataset:
+    """One of scikit-learn's bundled datasets as a :class:`Dataset` of numeric attributes.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SKLEARN_LOADERS` (``sklearn-iris``, ``sklearn-wine``,
+        ``sklearn-breast_cancer``, ``sklearn-digits``).
+
+    Returns
+    -------
+    Dataset
+        Every attribute ``float64`` (named by the bunch's ``feature_names``, else ``x0, x1, ...``),
+        the classes labelled by its ``target_names`` (else its distinct targets); ``meta["source"]``
+        names the loader.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``name`` is not a key of :data:`SKLEARN_LOADERS`.
+    """
     import sklearn.datasets
 
     if name not in SKLEARN_LOADERS:
@@ -44,7 +65,21 @@ def load_sklearn(name: str) -> Dataset:
 
 @dataclass
 class RandomBNC:
-    """A random BNC: parent lists, cardinalities, class prior and CPTs."""
+    """A random BNC: parent lists, cardinalities, class prior and CPTs.
+
+    Attributes
+    ----------
+    parents : list of tuple of int
+        Attribute parents of every attribute (sorted, all earlier attributes); the class is a
+        parent of every attribute implicitly.
+    cards : ndarray of int64, shape (n_attributes,)
+        Cardinality of every attribute.
+    prior : ndarray of float, shape (n_classes,)
+        Class prior ``P(y)``.
+    cpts : list of ndarray
+        ``cpts[i]`` of shape ``(n_classes, *cards[parents[i]], cards[i])``: ``P(x_i | y, x_parents)``,
+        each row (last axis) summing to 1.
+    """
 
     parents: list  # list[tuple[int, ...]] attribute parents per attribute
     cards: np.ndarray
@@ -54,13 +89,43 @@ class RandomBNC:
 
 def random_bnc(
     n_attributes: int,
-    cardinality=(2, 4),
+    cardinality: int | tuple[int, int] = (2, 4),
     p: int = 1,
     n_classes: int = 2,
     alpha: float = 1.0,
     seed: int = 0,
 ) -> RandomBNC:
-    """Draw a random BNC (structure and parameters)."""
+    """Draw a random BNC (structure and parameters).
+
+    Parameters
+    ----------
+    n_attributes : int
+        Number of attributes (>= 1).
+    cardinality : int or (int, int), default=(2, 4)
+        One cardinality for every attribute, or ``(low, high)``: each attribute's cardinality
+        drawn uniformly from ``low..high`` inclusive.
+    p : int, default=1
+        Maximum number of attribute parents (>= 0); attribute ``i`` gets a number of parents drawn
+        uniformly from ``0..min(p, i)``, chosen uniformly among attributes ``0..i-1``.
+    n_classes : int, default=2
+        Number of classes (>= 2).
+    alpha : float, default=1.0
+        Concentration of the symmetric Dirichlet every CPT row and the class prior are drawn from
+        (> 0).
+    seed : int, default=0
+        Seed of :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    RandomBNC
+        The structure, cardinalities, prior and CPTs.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``n_attributes < 1``, ``n_classes < 2``, ``p < 0``, ``alpha <= 0``, or a cardinality is
+        below 1.
+    """
     if n_attributes < 1 or n_classes < 2 or p < 0 or alpha <= 0:
         raise BNCBenchError(
             "synthetic data needs n_attributes >= 1, n_classes >= 2, p >= 0, alpha > 0"
@@ -85,8 +150,25 @@ def random_bnc(
     return RandomBNC(parents, cards, prior, cpts)
 
 
-def sample_random_bnc(model: RandomBNC, n_samples: int, seed: int = 0):
-    """Ancestral sampling, vectorized per attribute: returns codes (N, n) and y (N,)."""
+def sample_random_bnc(model: RandomBNC, n_samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Ancestral sampling, vectorized per attribute: returns codes (N, n) and y (N,).
+
+    Parameters
+    ----------
+    model : RandomBNC
+        The network to sample from.
+    n_samples : int
+        Number of instances ``N``.
+    seed : int, default=0
+        Seed of :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    X : ndarray of int64, shape (N, n_attributes)
+        Attribute codes in ``[0, model.cards[i])``.
+    y : ndarray of int64, shape (N,)
+        Class codes in ``[0, n_classes)``.
+    """
     rng = np.random.default_rng(seed)
     n = len(model.parents)
     y = _sample_rows(np.broadcast_to(model.prior, (n_samples, model.prior.size)), rng)
@@ -111,8 +193,34 @@ SYNTHETIC_PRESETS = {
 }
 
 
-def load_synthetic(name: str, **spec) -> Dataset:
-    """A dataset sampled from a random BNC; ``spec`` as :data:`SYNTHETIC_PRESETS`."""
+def load_synthetic(name: str, **spec: Any) -> Dataset:
+    """A dataset sampled from a random BNC; ``spec`` as :data:`SYNTHETIC_PRESETS`.
+
+    The network is drawn by :func:`random_bnc` with ``seed``, the instances sampled with
+    ``seed + 7919``.
+
+    Parameters
+    ----------
+    name : str
+        The dataset's name; a key of :data:`SYNTHETIC_PRESETS` takes that preset's options as
+        defaults, any other name those of ``synth-nb``.
+    **spec
+        Options overriding the defaults: ``n_attributes``, ``cardinality``, ``p``, ``n_classes``,
+        ``alpha``, ``seed`` (as for :func:`random_bnc`) and ``n_samples`` (number of instances,
+        >= 1).
+
+    Returns
+    -------
+    Dataset
+        All-nominal (value labels ``"0", "1", ...``), classes ``"0" .. str(n_classes - 1)``;
+        ``meta`` holds the source, the full ``spec`` and the network's ``parents``.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option is unknown, ``n_samples < 1``, an option is out of range (see
+        :func:`random_bnc`), or the sample has fewer than two classes present.
+    """
     allowed = {"n_attributes", "cardinality", "p", "n_classes", "n_samples", "alpha", "seed"}
     unknown = set(spec) - allowed
     if unknown:

@@ -23,6 +23,8 @@ plus 8 (estimates), at most :data:`MAX_TABLE_ENTRIES` entries.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numba
 import numpy as np
 
@@ -30,6 +32,9 @@ from bncbench.errors import BNCBenchError
 from bncbench.estimators.base import SubsetScorer
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
 from bncbench.structures.subsets import SubsetMembers
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 LANES = 4
 """Classes are summed four at a time (independent sums: the adds of one instance do not wait for each other)."""
@@ -50,13 +55,52 @@ class AnDETables:
     Parameters
     ----------
     members : SubsetMembers
+        The parent subsets (``members.subsets``, shape (S, n)) and ``n``.
     cards : array-like of int
+        Cardinality of every attribute, shape (a,).
     n_classes : int
+        Number of classes.
     min_count : int
         The frequency limit: a parent subset enters an instance's mean if ``N(x_alpha) >= min_count``.
+
+    Attributes
+    ----------
+    members, min_count
+        As given.
+    cards : ndarray of int64, shape (a,)
+        ``cards`` as an array.
+    n_classes : int
+        As given.
+    att_off : ndarray of int64, shape (a,)
+        First table column of every attribute (cumulative cardinalities).
+    class_counts : ndarray of float, shape (n_classes,)
+        ``N(y)``; set by :meth:`fit`.
+    n : float
+        Number of training instances; set by :meth:`fit`.
+    rows : SubsetRows
+        The seen parent combinations and their class counts ``N(y, x_alpha)``; set by :meth:`fit`.
+    child_counts : ndarray of int32, shape (R, C, n_classes)
+        ``N(x_i, y, x_alpha)`` per seen row, ``C = sum(cards)`` attribute values; set by :meth:`fit`.
+    nb_counts : ndarray of int, shape (C, n_classes)
+        ``N(x_i, y)``; set by :meth:`fit`.
+    row_total : ndarray of int64, shape (R,)
+        ``N(x_alpha)`` of every seen row; set by :meth:`fit`.
     """
 
-    def __init__(self, members: SubsetMembers, cards, n_classes: int, min_count: int = 1):
+    def __init__(self, members: SubsetMembers, cards: ArrayLike, n_classes: int, min_count: int = 1) -> None:
+        """Store the subsets and cardinalities; counting is done by :meth:`fit`.
+
+        Parameters
+        ----------
+        members : SubsetMembers
+            The parent subsets.
+        cards : array-like of int
+            Cardinality of every attribute.
+        n_classes : int
+            Number of classes.
+        min_count : int, default=1
+            The frequency limit.
+        """
         self.members = members
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
@@ -64,6 +108,28 @@ class AnDETables:
         self.att_off = np.concatenate([[0], np.cumsum(self.cards)[:-1]]).astype(np.int64)
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> "AnDETables":
+        """Count ``N(y)``, ``N(x_i, y)`` and, per seen parent combination, ``N(x_alpha, y)`` and ``N(x_i, y, x_alpha)``.
+
+        Parameters
+        ----------
+        X : ndarray of int, shape (N, a)
+            Training codes, every code in ``[0, cards[i])``.
+        y : ndarray of int, shape (N,)
+            Class codes in ``[0, n_classes)`` (not checked).
+
+        Returns
+        -------
+        AnDETables
+            ``self``, with ``class_counts``, ``n``, ``rows``, ``child_counts``, ``nb_counts`` and
+            ``row_total`` set.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``X`` does not have one column per attribute, a code is outside ``[0, card)``, or
+            the conditional table (seen parent combinations x attribute values x classes padded
+            to a multiple of :data:`LANES`) would exceed :data:`MAX_TABLE_ENTRIES` entries.
+        """
         y = np.asarray(y, dtype=np.int64)
         Y = self.n_classes
         codes = compact_codes(X, self.cards)
@@ -84,7 +150,23 @@ class AnDETables:
 
     def log_tables(self, m: float) -> dict:
         """The log m-estimates for ``m``: joint (R + S, Y; unseen rows last), conditionals (R, C, Y padded to
-        a multiple of :data:`LANES`), NB's (C, Y)."""
+        a multiple of :data:`LANES`), NB's (C, Y).
+
+        Parameters
+        ----------
+        m : float
+            Prior mass of the m-estimates (>= 0; 0 gives maximum likelihood, ``-inf`` for zero counts).
+
+        Returns
+        -------
+        dict of str to ndarray
+            ``joint`` (R + S, Y): ``log P(y, x_alpha)`` of every seen row, then of one unseen row per
+            subset; ``cond`` (R, C, Yp), ``Yp`` = Y rounded up to a multiple of :data:`LANES`:
+            ``log P(x_i | y, x_alpha)`` in ``cond[:, :, :Y]``, zeros in the padding (and where
+            ``N(y, x_alpha) = 0`` with ``m = 0``); ``nb`` (C, Y): naive Bayes' ``log P(x_i | y)``;
+            ``prior`` (Y,): ``log P(y)``; ``unseen_child`` (a,): ``log(1 / |X_i|)``, the estimate of a
+            child under an unseen parent combination (zeros when ``m = 0``).
+        """
         Y, rows = self.n_classes, self.rows
         m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
         joint = rows.log_mestimates(m / (Y * rows.space.astype(float)), np.full(Y, self.n + m))
@@ -102,7 +184,28 @@ class AnDETables:
         return {"joint": joint, "cond": padded, "nb": nb, "prior": prior, "unseen_child": unseen_child}
 
     def log_joint(self, X: np.ndarray, m: float, tables: dict | None = None) -> np.ndarray:
-        """``log P(y, x)`` (the frequency-limited mean of the SPnDEs) of every instance and class: (N, Y)."""
+        """``log P(y, x)`` (the frequency-limited mean of the SPnDEs) of every instance and class: (N, Y).
+
+        Parameters
+        ----------
+        X : ndarray of int, shape (N, a)
+            Codes of every attribute; a code outside ``[0, cards[i])`` is an unknown value (ignored).
+        m : float
+            Prior mass of the m-estimates.
+        tables : dict, optional
+            :meth:`log_tables` for ``m``, computed here when ``None``.
+
+        Returns
+        -------
+        ndarray of shape (N, n_classes)
+            Unnormalized log joint probabilities; naive Bayes (with ``m``) for an instance for which
+            no parent subset qualifies (frequency limit, or a value of the subset out of range).
+
+        Raises
+        ------
+        BNCBenchError
+            If ``X`` does not have one column per attribute.
+        """
         t = self.log_tables(m) if tables is None else tables
         codes = compact_codes(X, self.cards)
         return _ande_log_joint(transposed(codes), *self.rows.arrays(), self.rows.n_rows, self.row_total, self.min_count,
@@ -111,7 +214,15 @@ class AnDETables:
 
     def n_parameters(self) -> int:
         """Free parameters: per subset ``min(R Y, Y |X_alpha| - 1)`` for ``P(y, x_alpha)``, plus per seen row
-        and class ``sum_{i not in alpha} (|X_i| - 1)``."""
+        and class ``sum_{i not in alpha} (|X_i| - 1)``.
+
+        ``R`` is the subset's number of seen rows. Requires :meth:`fit`.
+
+        Returns
+        -------
+        int
+            The sum over the subsets.
+        """
         rows, Y = self.rows, self.n_classes
         per = rows.rows_per_subset()
         joint = np.minimum(per * Y, Y * rows.space - 1).sum()
@@ -136,14 +247,47 @@ class AnDEScorer(SubsetScorer):
 
     combine = "arithmetic"
 
-    def __init__(self, tables: AnDETables, m: float):
+    def __init__(self, tables: AnDETables, m: float) -> None:
+        """Compute the log m-estimates once (:meth:`AnDETables.log_tables`).
+
+        Parameters
+        ----------
+        tables : AnDETables
+            Fitted tables.
+        m : float
+            Prior mass of the m-estimates.
+        """
         super().__init__(tables, m)
         self._tables = tables.log_tables(self.m)
 
     def log_prior(self) -> np.ndarray:
+        """``log P(y)``, the m-estimate of the class prior.
+
+        Returns
+        -------
+        ndarray of shape (n_classes,)
+            ``log((N(y) + m / |Y|) / (N + m))`` (the stored array, not a copy).
+        """
         return self._tables["prior"]
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
+        """``log P(y, x)`` of every instance and class (:meth:`AnDETables.log_joint`).
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, a)
+            Codes of all the attributes.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            Unnormalized log joint probabilities.
+
+        Raises
+        ------
+        BNCBenchError
+            If ``codes`` does not have one column per attribute.
+        """
         return self.tables.log_joint(codes, self.m, self._tables)
 
 

@@ -8,12 +8,16 @@ attributes (a scorer picks the columns its network uses).
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 from scipy.special import logsumexp
 
 from bncbench.structures.base import LearnedStructure, TrainingData
+
+if TYPE_CHECKING:
+    from bncbench.estimators.ande import AnDETables
+    from bncbench.estimators.anje import AnJETables
 
 
 @runtime_checkable
@@ -31,10 +35,28 @@ class Scorer(Protocol):
     n_parameters: int
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
-        """``log P(y, x)`` up to a constant per instance: (n, n_classes)."""
+        """``log P(y, x)`` up to a constant per instance: (n, n_classes).
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, n_attributes)
+            Codes of *all* the attributes (the scorer reads the columns its network uses);
+            a code outside an attribute's range (e.g. -1) is an unknown value.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            Unnormalized log joint probabilities.
+        """
 
     def log_prior(self) -> np.ndarray:
-        """``log P(y)``: (n_classes,)."""
+        """``log P(y)``: (n_classes,).
+
+        Returns
+        -------
+        ndarray of shape (n_classes,)
+            The log class prior.
+        """
 
 
 class TablesScorer:
@@ -46,12 +68,24 @@ class TablesScorer:
 
     @property
     def n_classes(self) -> int:
-        """Number of classes of the estimate."""
+        """Number of classes of the estimate.
+
+        Returns
+        -------
+        int
+            ``self.tables.n_classes``.
+        """
         return self.tables.n_classes
 
     @property
     def n_parameters(self) -> int:
-        """Free parameters of the estimate (see ``BNClassifier.n_parameters_``)."""
+        """Free parameters of the estimate (see ``BNClassifier.n_parameters_``).
+
+        Returns
+        -------
+        int
+            ``self.tables.n_parameters()``.
+        """
         return self.tables.n_parameters()
 
 
@@ -77,7 +111,16 @@ class SubsetScorer(TablesScorer):
 
     combine: str
 
-    def __init__(self, tables, m: float):
+    def __init__(self, tables: AnDETables | AnJETables, m: float) -> None:
+        """Keep the tables and ``m``; no estimate is computed here.
+
+        Parameters
+        ----------
+        tables : AnDETables or AnJETables
+            The fitted subset tables.
+        m : float
+            The prior mass of the m-estimates (converted with ``float()``).
+        """
         self.tables, self.m = tables, float(m)
         self.members = tables.members
         self.columns = np.arange(len(tables.cards), dtype=np.int64)
@@ -88,17 +131,76 @@ class EnsembleScorer:
 
     ``arithmetic``: ``log sum_m w_m P_m(y, x)``; ``geometric``: ``log P(y) + sum_m
     w_m (log P_m(y, x) - log P_m(y))`` with the first member's prior.
+
+    Parameters
+    ----------
+    members : list of Scorer
+        The fitted members (at least one), with the same classes.
+    combine : {"arithmetic", "geometric"}
+        The combination rule (:data:`bncbench.structures.base.COMBINE_RULES`); any value other
+        than ``"arithmetic"`` is combined geometrically.
+    weights : ndarray of shape (n_members,)
+        ``w_m`` of every member.
+
+    Attributes
+    ----------
+    members : list of Scorer
+        As given.
+    combine : str
+        As given.
+    weights : ndarray of float64, shape (n_members,)
+        As given.
+    n_classes : int
+        The first member's.
+    n_parameters : int
+        The members' free parameters summed.
     """
 
-    def __init__(self, members: list, combine: str, weights: np.ndarray):
+    def __init__(self, members: list, combine: str, weights: np.ndarray) -> None:
+        """Keep the members and compute ``n_classes`` and ``n_parameters``.
+
+        Parameters
+        ----------
+        members : list of Scorer
+            The fitted members (at least one).
+        combine : {"arithmetic", "geometric"}
+            The combination rule.
+        weights : ndarray of shape (n_members,)
+            ``w_m`` of every member (converted to float).
+
+        Raises
+        ------
+        IndexError
+            If ``members`` is empty.
+        """
         self.members, self.combine, self.weights = list(members), combine, np.asarray(weights, dtype=float)
         self.n_classes = self.members[0].n_classes
         self.n_parameters = int(sum(m.n_parameters for m in self.members))
 
     def log_prior(self) -> np.ndarray:
+        """``log P(y)`` of the first member.
+
+        Returns
+        -------
+        ndarray of shape (n_classes,)
+            The first member's log class prior.
+        """
         return self.members[0].log_prior()
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
+        """The combined ``log P(y, x)`` of every instance and class (see the class docstring).
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, n_attributes)
+            Codes of all the attributes.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            ``log sum_m w_m P_m(y, x)`` (arithmetic; ``-inf`` where every weighted joint is 0),
+            or ``log P_1(y) + sum_m w_m (log P_m(y, x) - log P_m(y))`` (geometric).
+        """
         stack = np.stack([m.log_joint(codes) for m in self.members])  # (M, n, Y)
         w = self.weights[:, None, None]
         if self.combine == "arithmetic":
@@ -108,14 +210,40 @@ class EnsembleScorer:
         return self.log_prior()[None, :] + np.sum(w * (stack - priors), axis=0)
 
 
-def estimate(fit_network, structure: LearnedStructure, data: TrainingData, *, ensembles: dict | None = None,
-             **hyperparameters) -> Scorer:
+def estimate(fit_network: Callable[..., Scorer], structure: LearnedStructure, data: TrainingData, *,
+             ensembles: dict | None = None, **hyperparameters: Any) -> Scorer:
     """One scorer for the structure: ``fit_network(network, data, **hyperparameters)`` on every member.
 
     ``ensembles`` maps ensemble kinds to functions ``fit(structure, data, **hyperparameters) -> Scorer``
     that fit a whole ensemble at once (the ``map`` estimator's AnDE and AnJE, declared with
     ``ESTIMATORS.register(..., ensembles=...)``); a structure whose ``info["ensemble"]`` is one of
     them goes there instead of member by member.
+
+    Parameters
+    ----------
+    fit_network : callable
+        ``fit_network(network, data, **hyperparameters) -> Scorer`` for one
+        :class:`~bncbench.structures.base.Network`.
+    structure : LearnedStructure
+        The learned structure: one network or an ensemble.
+    data : TrainingData
+        The training codes, classes and cardinalities.
+    ensembles : dict of str to callable, optional
+        Whole-ensemble fits by ensemble kind (``"ande"``, ``"anje"``); default none.
+    **hyperparameters
+        Passed to ``fit_network`` or the ensemble fit.
+
+    Returns
+    -------
+    Scorer
+        The ensemble fit's scorer; else for ``combine="product"`` the single member's scorer
+        itself, otherwise an :class:`EnsembleScorer` of the members with
+        ``structure.member_weights()``.
+
+    Raises
+    ------
+    BNCBenchError
+        As raised by ``fit_network`` or the ensemble fit.
     """
     fit_all = (ensembles or {}).get(structure.info.get("ensemble"))
     if fit_all is not None:

@@ -7,6 +7,7 @@ ensembles AnDE and AnJE whole, vectorized over their subsets (declared as its ``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from scipy.special import logsumexp
@@ -15,10 +16,13 @@ from bncbench.components import ESTIMATORS
 from bncbench.registry import Hyperparameter, finite, options
 from bncbench.estimators.ande import AnDEScorer, AnDETables
 from bncbench.estimators.anje import AnJEScorer, AnJETables
-from bncbench.estimators.base import TablesScorer
+from bncbench.estimators.base import SubsetScorer, TablesScorer
 from bncbench.structures.base import LearnedStructure, Network, TrainingData
 from bncbench.structures.subsets import ENSEMBLES
 from bncbench.tables import CountTables
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 M = Hyperparameter("m", 1.0, [finite(0.0), options(("auto",))],
                    "prior mass of every table row; 'auto': chosen on a holdout (Petitjean et al. 2018)")
@@ -45,21 +49,83 @@ class CountScorer(TablesScorer):
     m: float
 
     def log_prior(self) -> np.ndarray:
+        """``log P(y)``, the m-estimate of the class prior.
+
+        Returns
+        -------
+        ndarray of shape (n_classes,)
+            ``log((N(y) + m / |Y|) / (N + m))`` (``-inf`` for an unseen class when ``m = 0``).
+        """
         return self.tables.log_prior(self.m)
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
+        """``log P(y, x)`` with back-off, of every instance and class.
+
+        Parameters
+        ----------
+        codes : ndarray of int, shape (n, n_attributes)
+            Codes of all the attributes; the scorer reads ``codes[:, columns]``.
+
+        Returns
+        -------
+        ndarray of shape (n, n_classes)
+            :meth:`CountTables.log_joint <bncbench.tables.CountTables.log_joint>` with ``m``.
+        """
         return self.tables.log_joint(codes[:, self.columns], self.m)
 
 
-def choose_m(structure: list, cards, codes, y, n_classes: int, random_state: int) -> float:
-    """m with the lowest RMSE on a holdout of min(N/10, 5000) instances (ties: the first in :data:`M_GRID`)."""
+def choose_m(structure: list, cards: ArrayLike, codes: np.ndarray, y: np.ndarray, n_classes: int,
+             random_state: int) -> float:
+    """m with the lowest RMSE on a holdout of min(N/10, 5000) instances (ties: the first in :data:`M_GRID`).
+
+    Parameters
+    ----------
+    structure : list of tuple of int
+        Attribute parents per attribute, on the columns of ``codes`` (class implicit).
+    cards : array-like of int, shape (n,)
+        Cardinality of each column of ``codes``.
+    codes : ndarray of int, shape (N, n)
+        Training codes.
+    y : ndarray of int, shape (N,)
+        Training class codes.
+    n_classes : int
+        Number of classes.
+    random_state : int
+        Seed of the holdout draw.
+
+    Returns
+    -------
+    float
+        The chosen value of :data:`M_GRID` (see :func:`pick_m`, which this calls with
+        :class:`~bncbench.tables.CountTables` of ``structure``).
+    """
     return pick_m(lambda X, yy: CountTables(structure, cards, n_classes).fit(X, yy), codes, y, random_state)
 
 
-def pick_m(fit, codes, y, random_state: int) -> float:
+def pick_m(fit: Callable[[np.ndarray, np.ndarray], Any], codes: np.ndarray, y: np.ndarray,
+           random_state: int) -> float:
     """m of :data:`M_GRID` with the lowest holdout RMSE for counts ``fit(codes, y)`` that offer ``log_joint(X, m)``.
 
     The holdout is min(N/10, 5000) instances drawn with ``random_state``; ties go to the first m.
+
+    Parameters
+    ----------
+    fit : callable
+        ``fit(X, y)`` returns fitted counts with a method ``log_joint(X, m)`` giving an
+        (n, n_classes) array; it is called once, on the instances outside the holdout.
+    codes : ndarray of int, shape (N, n)
+        Training codes.
+    y : ndarray of int, shape (N,)
+        Training class codes.
+    random_state : int
+        Seed of the holdout draw (:func:`numpy.random.default_rng`).
+
+    Returns
+    -------
+    float
+        The value of :data:`M_GRID` with the lowest RMSE (:func:`bncbench.protocol.rmse`) on the
+        holdout among those giving finite probabilities; 1.0 when ``N < 10`` (no holdout) or
+        when no value gives finite probabilities.
     """
     from bncbench.protocol import rmse
 
@@ -82,8 +148,33 @@ def pick_m(fit, codes, y, random_state: int) -> float:
     return best
 
 
-def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m):
-    """m-estimates of an AnDE or AnJE, all subsets at once (:mod:`~bncbench.estimators.ande`, ``anje``)."""
+def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: float | str) -> SubsetScorer:
+    """m-estimates of an AnDE or AnJE, all subsets at once (:mod:`~bncbench.estimators.ande`, ``anje``).
+
+    Parameters
+    ----------
+    structure : LearnedStructure
+        The subset ensemble: ``info["ensemble"]`` is ``"ande"`` (with ``info["min_count"]``, the
+        frequency limit) or otherwise AnJE; ``members`` is its
+        :class:`~bncbench.structures.subsets.SubsetMembers`.
+    data : TrainingData
+        The training data.
+    m : float or "auto"
+        Prior mass of the m-estimates (>= 0), or ``"auto"``: chosen by :func:`pick_m` with
+        ``data.random_state`` (the tables are then fitted twice, on the non-holdout part and on
+        all the data).
+
+    Returns
+    -------
+    AnDEScorer or AnJEScorer
+        Tables fitted on all of ``data`` with the chosen ``m``.
+
+    Raises
+    ------
+    BNCBenchError
+        If the codes do not match the cardinalities or lie outside ``[0, card)``, or (AnDE) the
+        conditional tables would exceed :data:`~bncbench.estimators.ande.MAX_TABLE_ENTRIES`.
+    """
     members = structure.members
     if structure.info["ensemble"] == "ande":
         def make(X, yy):
@@ -99,8 +190,29 @@ def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m):
 
 @ESTIMATORS.register("map", label="", hyperparameters=[M], counts=True,
                      ensembles=dict.fromkeys(ENSEMBLES, fit_subset_ensemble))
-def fit_mestimate(network: Network, data: TrainingData, *, m) -> CountScorer:
-    """m-estimates with back-off to the longest parent prefix that has data."""
+def fit_mestimate(network: Network, data: TrainingData, *, m: float | str) -> CountScorer:
+    """m-estimates with back-off to the longest parent prefix that has data.
+
+    Parameters
+    ----------
+    network : Network
+        The network; its used attributes' columns are counted.
+    data : TrainingData
+        The training data.
+    m : float or "auto"
+        Prior mass of every table row (>= 0), or ``"auto"``: chosen by :func:`choose_m` with
+        ``data.random_state``.
+
+    Returns
+    -------
+    CountScorer
+        The count tables of ``codes[:, network.columns]`` with the chosen ``m``.
+
+    Raises
+    ------
+    BNCBenchError
+        If a used attribute has a parent the network leaves out.
+    """
     columns = network.columns
     sub = network.restricted()
     codes, cards = data.codes[:, columns], data.cards[columns]
