@@ -238,3 +238,10 @@ def test_bad_configs_are_one_line(tmp_path, args, message):
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert res.returncode == 2 and len(lines) == 1 and message in lines[0], res.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_ensemble_rules_are_checked():
+    with pytest.raises(BNCBenchError, match="'arithmetic' or 'geometric'"):
+        EnsembleScorer([object()], "geometrc", np.ones(1))
+    with pytest.raises(BNCBenchError, match="0 member"):
+        EnsembleScorer([], "geometric", np.ones(0))

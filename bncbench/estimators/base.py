@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 import numpy as np
 from scipy.special import logsumexp
 
+from bncbench.errors import BNCBenchError
 from bncbench.structures.base import LearnedStructure, TrainingData
 
 if TYPE_CHECKING:
@@ -137,8 +138,7 @@ class EnsembleScorer:
     members : list of Scorer
         The fitted members (at least one), with the same classes.
     combine : {"arithmetic", "geometric"}
-        The combination rule (:data:`bncbench.structures.base.COMBINE_RULES`); any value other
-        than ``"arithmetic"`` is combined geometrically.
+        The combination rule (of :data:`bncbench.structures.base.COMBINE_RULES`).
     weights : ndarray of shape (n_members,)
         ``w_m`` of every member.
 
@@ -170,9 +170,12 @@ class EnsembleScorer:
 
         Raises
         ------
-        IndexError
-            If ``members`` is empty.
+        BNCBenchError
+            If ``combine`` is neither ``"arithmetic"`` nor ``"geometric"``, or ``members`` is empty.
         """
+        if combine not in ("arithmetic", "geometric") or not members:
+            raise BNCBenchError(f"an ensemble needs members and an 'arithmetic' or 'geometric' rule, got "
+                                f"{len(members)} member(s) and {combine!r}")
         self.members, self.combine, self.weights = list(members), combine, np.asarray(weights, dtype=float)
         self.n_classes = self.members[0].n_classes
         self.n_parameters = int(sum(m.n_parameters for m in self.members))

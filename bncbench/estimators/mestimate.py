@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bncbench.components import ESTIMATORS
+from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, options
 from bncbench.estimators.ande import AnDEScorer, AnDETables
 from bncbench.estimators.anje import AnJEScorer, AnJETables
@@ -180,10 +181,13 @@ def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: f
         def make(X, yy):
             return AnDETables(members, data.cards, data.n_classes, structure.info["min_count"]).fit(X, yy)
         scorer = AnDEScorer
-    else:
+    elif structure.info["ensemble"] == "anje":
         def make(X, yy):
             return AnJETables(members, data.cards, data.n_classes).fit(X, yy)
         scorer = AnJEScorer
+    else:
+        raise BNCBenchError(f"no m-estimates for the subset ensemble {structure.info['ensemble']!r}; "
+                            f"known: {', '.join(ENSEMBLES)}")
     m = pick_m(make, data.codes, data.y, data.random_state) if m == "auto" else float(m)
     return scorer(make(data.codes, data.y), m)
 
