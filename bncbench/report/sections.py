@@ -112,7 +112,7 @@ def _fold_notes(summary: pd.DataFrame) -> list:
     short = per_ds[per_ds < per_ds.max()]
     if len(short):
         items.append(("text", f"Evaluated on fewer folds than the other datasets (every model on the same folds; "
-                              f"bias and variance need two rounds): " + ", ".join(
+                              f"bias and variance are computed only from every round of the protocol): " + ", ".join(
                                   f"{T.md_escape(d)} ({int(k)} of {int(per_ds.max())})" for d, k in short.items()) + "."))
     inc = summary[incomplete(summary) & (summary["n_failed"].fillna(0) == 0 if "n_failed" in summary else True)]
     if len(inc):
