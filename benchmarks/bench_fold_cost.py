@@ -84,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     todo = []
     for t in tasks:
         path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
-        (rows.__setitem__(t.model.label, {"reused": True}) if store.is_done(path) else todo.append(t))
+        if store.is_done(path):
+            rows[t.model.label] = {"reused": True}
+        else:
+            todo.append(t)
     with tempfile.TemporaryDirectory(prefix="bncbench-fold-cost-") as tmp:
         tmp = Path(tmp)
         proc = _spawn(tasks[0], None, tmp, "data")
