@@ -112,9 +112,10 @@ def test_scores_at_prediction(problem, n):
         np.testing.assert_array_equal(layout.design(codes).scores(Phi), RowTable(layout.rows(codes)).scores(Phi))
 
 
+@pytest.mark.parametrize("cached", [True, False], ids=["small-blocks", "large-blocks"])
 @pytest.mark.parametrize("chunk", [1, 7, 64, 10_000])
-def test_blocks_of_any_size(problem, monkeypatch, chunk):
-    """The kernels go over blocks of CHUNK_ROWS design rows: any block size, a partial last block."""
+def test_blocks_of_any_size(problem, monkeypatch, chunk, cached):
+    """The kernels go over blocks of at most CHUNK_ROWS design rows: any block size, a partial last block."""
     Y, X, y, Xt, yt, layouts, _ = problem
     layout, gen = layouts[3]
     Phi = _phi(layout, gen)
@@ -122,6 +123,10 @@ def test_blocks_of_any_size(problem, monkeypatch, chunk):
     want = [CLL(ref, layout.n_rows, two_class=tc)(Phi) for tc in (True, False)]
     want_scores = RowTable(layout.rows(Xt)).scores(Phi)
     monkeypatch.setattr(sd, "CHUNK_ROWS", chunk)
+    if not cached:  # a working set beyond the cache: blocks of CHUNK_ROWS
+        monkeypatch.setattr(sd, "CACHE_BYTES", 0)
+    B = sd.block_size(layout.n_factors - 1, 1)
+    assert B == chunk if not cached else 1 <= B <= chunk
     new = Data.from_design(layout.design(X), y, Y)
     for tc, (f, G) in zip((True, False), want):
         f_new, G_new = CLL(new, layout.n_rows, two_class=tc)(Phi)

@@ -14,11 +14,12 @@ row, compressed by equal code rows) and its kernels find every row of ``Phi`` wh
 3. **scatter**, design row by design row: its residual is added to the gradient rows it uses,
    read back from the block's row table (design rows x subsets, int32) that step 1 filled.
 
-A block has ``min(CHUNK_ROWS, BLOCK_BYTES / (4 n_subsets))`` design rows (:func:`block_size`), so
-the scratch is at most :data:`BLOCK_BYTES` (4 MiB) plus the block's codes and scores, whatever
-``N``. Scatter subset by subset, or finding the rows again instead of keeping the table, was
-slower: a subset's few gradient rows then take one addition after the other (a chain through
-memory), while design row by design row the additions go to different rows.
+A block has at most :data:`CHUNK_ROWS` design rows (:func:`block_size`: fewer when the working
+set stays in cache), so the scratch is at most ``2 KiB x n_subsets`` of row table plus the block's
+codes and scores, whatever ``N``. Scatter subset by subset, or finding the rows again instead of
+keeping the table, was slower: a subset's few gradient rows then take one addition after the
+other (a chain through memory), while design row by design row the additions go to different
+rows.
 
 Same numbers as the row table: per design row the scores add ``Phi``'s class row, then the
 subsets' rows in subset order, and every row of the gradient (which belongs to one subset, or is
@@ -39,14 +40,39 @@ from bncbench.engine.subset_lookup import SubsetLookup, chunk_rows, prefix_codes
 
 CHUNK_ROWS = 512
 """Design rows per block at most (prediction scores, which keep no row table, always use this many)."""
-BLOCK_BYTES = 4 * 2**20
-"""Bytes of a block's row table (design rows x subsets, int32) at most: a block has
-``min(CHUNK_ROWS, BLOCK_BYTES // (4 n_subsets))`` design rows, at least one."""
+CACHE_BYTES = 16 * 2**20
+"""A working set (the rows of ``Phi`` and of the gradient, the dense maps) this small stays in cache: small
+blocks then; beyond it, blocks of :data:`CHUNK_ROWS` design rows (see :func:`block_size`)."""
+SMALL_TABLE_BYTES = 256 * 2**10
+"""The row table of a block when the working set stays in cache (at least :data:`MIN_BLOCK_ROWS` design rows)."""
+MIN_BLOCK_ROWS = 32
 
 
-def block_size(n_subsets: int) -> int:
-    """Design rows per block of the gradient kernels for ``n_subsets`` subsets."""
-    return int(max(1, min(CHUNK_ROWS, BLOCK_BYTES // (4 * max(int(n_subsets), 1)))))
+def block_size(n_subsets: int, working_set: int) -> int:
+    """Design rows per block of the gradient kernels.
+
+    With a working set that stays in cache (``working_set <= CACHE_BYTES``: every subset of
+    connect-4) a small block keeps its row table in cache too: ``SMALL_TABLE_BYTES / (4 n_subsets)``
+    design rows, within ``[MIN_BLOCK_ROWS, CHUNK_ROWS]``. A larger one (census-income, covertype
+    for n = 3) misses the cache on most lookups, and a subset's rows of ``Phi`` and its dense map
+    are reused the more design rows a block holds: :data:`CHUNK_ROWS` (a row table of
+    ``2 KiB x n_subsets``, 20 MiB for census-income, 48 MiB for covertype).
+
+    Parameters
+    ----------
+    n_subsets : int
+        Subsets (columns of the block's row table).
+    working_set : int
+        Bytes of the rows of ``Phi`` (or ``D``) and of the gradient, and of the dense maps.
+
+    Returns
+    -------
+    int
+        Design rows per block, in ``[1, CHUNK_ROWS]``.
+    """
+    if working_set > CACHE_BYTES:
+        return int(CHUNK_ROWS)
+    return int(max(1, min(CHUNK_ROWS, max(MIN_BLOCK_ROWS, SMALL_TABLE_BYTES // (4 * max(int(n_subsets), 1))))))
 
 
 class SubsetDesign:
@@ -100,13 +126,13 @@ class SubsetDesign:
 
     def nll(self, Phi: np.ndarray, C: np.ndarray, csum: np.ndarray, G: np.ndarray, grad: bool) -> float:
         """NLL at ``Phi`` (any number of classes); adds the gradient into ``G`` when ``grad``."""
-        return _subset_cll(self.codes, C, csum, Phi, G, grad, block_size(self.lookup.n_subsets),
-                           *self.lookup.kernel_arrays())
+        B = block_size(self.lookup.n_subsets, 2 * Phi.nbytes + self.lookup.nbytes())
+        return _subset_cll(self.codes, C, csum, Phi, G, grad, B, *self.lookup.kernel_arrays())
 
     def nll2(self, D: np.ndarray, C1: np.ndarray, csum: np.ndarray, g: np.ndarray, grad: bool) -> float:
         """Two classes: NLL from ``D = Phi[:, 1] - Phi[:, 0]``; adds ``dL/dPhi[:, 1]`` into ``g`` when ``grad``."""
-        return _subset_cll2(self.codes, C1, csum, D, g, grad, block_size(self.lookup.n_subsets),
-                            *self.lookup.kernel_arrays())
+        B = block_size(self.lookup.n_subsets, 2 * D.nbytes + self.lookup.nbytes())
+        return _subset_cll2(self.codes, C1, csum, D, g, grad, B, *self.lookup.kernel_arrays())
 
     def scores(self, Phi: np.ndarray) -> np.ndarray:
         """``A @ Phi``: (n, n_classes), block by block."""
