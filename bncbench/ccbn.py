@@ -16,10 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 from bncbench.components import OBJECTIVES
-from bncbench.engine import Data, Layout, Problem, make_map, optimize, scores
+from bncbench.engine import Data, Layout, Problem, make_map, optimize
 from bncbench.engine.composite import CompositeLayout
-from bncbench.engine.subsets import SubsetLayout
 from bncbench.engine.optim import ENGINE_KEYS
+from bncbench.engine.row_table import design_of
+from bncbench.engine.subsets import SubsetLayout
 from bncbench.errors import BNCBenchError
 
 
@@ -36,10 +37,12 @@ class CCBNModel:
     columns : ndarray     the attributes the network uses
     n_parameters : int    the parameters the optimizer adjusts
     base : CountScorer    the generative estimate it was built on
+    materialize : bool    score through the row table even where the layout has an on-the-fly design
     """
 
-    def __init__(self, layout, pmap, problem, x, trace, n_iter, columns=None):
+    def __init__(self, layout, pmap, problem, x, trace, n_iter, columns=None, materialize=False):
         self.layout, self.pmap = layout, pmap
+        self.materialize = bool(materialize)
         self.x = x
         self.phi = pmap.phi_full(x)
         self.trace = trace
@@ -62,15 +65,17 @@ class CCBNModel:
 
     def log_joint(self, codes) -> np.ndarray:
         """Unnormalized log scores of every class: (N, n_classes)."""
-        return scores(self.rows(codes), self.phi)
+        return design_of(self.layout, self._codes(codes), self.materialize).scores(self.phi)
 
     log_potentials = log_joint
 
 
 def _problem(layout, gen, codes, y_codes, *, param, init, level, reg, lam, objective, backend="numba",
-             compress=True, two_class=True):
+             compress=True, two_class=True, materialize=False):
     pmap = make_map(param, layout, gen, init, int(level))
-    data = Data.from_rows(layout.rows(codes), y_codes, layout.n_classes, compress=bool(compress))
+    design = design_of(layout, codes, bool(materialize))
+    data = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
+    del design  # uncompressed: free it before the loss is built
     loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend, bool(two_class))
     return pmap, Problem(loss, pmap, reg, float(lam))
 
@@ -169,6 +174,6 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, level=level, reg=reg, lam=lam,
                              objective=objective, **engine)
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
-    model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols)
+    model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from
     return model

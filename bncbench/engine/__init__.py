@@ -2,7 +2,10 @@
 
 ``design``   factor layout: rows of the log-potential matrix ``Phi`` and the
              per-instance row indices (with back-off at prediction);
-``loss``     the one vectorized NLL + gradient with respect to ``Phi``;
+``loss``     the one vectorized NLL + gradient with respect to ``Phi``, over a
+             design: ``row_table`` (materialized row indices) or
+             ``subset_design`` (attribute-subset models: rows found on the fly
+             from the codes, ``subset_lookup``);
 ``params``   parameter maps (discriminative, extended, weighted levels 1-4);
 ``problem``  objective = NLL + regularization, with evaluation counting;
 ``optim``    traced optimizers (registered in ``bncbench.components.OPTIMIZERS``).

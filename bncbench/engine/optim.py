@@ -32,8 +32,11 @@ Options (``optimizer_options``), all optional:
 
 Engine options may travel in the same dict (:data:`ENGINE_KEYS`):
 ``backend`` (``"numba"`` or ``"scipy"``), ``compress`` (merge identical
-training rows, default true) and ``two_class`` (the score-difference kernel
-for two classes, default true; false forces the general kernel).
+training rows, default true), ``two_class`` (the score-difference kernel
+for two classes, default true; false forces the general kernel) and
+``materialize`` (attribute-subset models, LRⁿ / DBLⁿ: build the
+``(N, n_factors)`` row-index table instead of finding the rows on the fly,
+default false; the reference path, same results).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ STOPS = {
     "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
 }
-ENGINE_KEYS = ("backend", "compress", "two_class")  # engine options that may travel in optimizer_options
+ENGINE_KEYS = ("backend", "compress", "two_class", "materialize")  # engine options that may travel in optimizer_options
 
 
 class Tracer:
@@ -421,6 +424,8 @@ _COMMON = (
     _option("backend", str, [options(("numba", "scipy"))], "loss backend (speed only)"),
     _option("compress", bool, [bool], "merge identical training rows (speed only; default true)"),
     _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
+    _option("materialize", bool, [bool], "subset models: build the row-index table instead of finding rows on the "
+            "fly (memory and speed only; default false)"),
 )
 OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
     *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),

@@ -15,6 +15,12 @@ into the engine's rows:
 The weighted parameterization over it is DBLⁿ (a weight per class and seen
 combination, Eq. 11, at level 4), the discriminative one LRⁿ (Eq. 15);
 generative initialization reproduces AnJE.
+
+There is one factor per subset, ``C(a, n)`` of them, so the engine does not
+materialize the rows of every instance and factor: :meth:`SubsetLayout.design`
+keeps the instances' codes and finds the rows on the fly
+(:mod:`bncbench.engine.subset_design`); :meth:`SubsetLayout.rows` is the
+materialized table (the reference).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from bncbench.engine.design import LOG_FLOOR
+from bncbench.engine.row_table import RowTable
+from bncbench.engine.subset_design import SubsetDesign
+from bncbench.engine.subset_lookup import DENSE_BUDGET, SubsetLookup
 
 
 class SubsetLayout:
@@ -34,7 +43,13 @@ class SubsetLayout:
         combination per subset; seen rows first, then one unseen row per
         subset; -1: no contribution), ``n_trained_rows``, ``n_rows``,
         ``row_subset`` (n_rows,), ``exponent``, ``n_classes``,
-        ``log_prior()`` and ``generative_log_theta() -> (n_rows, n_classes)``.
+        ``log_prior()`` and ``generative_log_theta() -> (n_rows, n_classes)``;
+        for the on-the-fly design also ``subset_rows`` (its
+        :class:`~bncbench.estimators.subset_rows.SubsetRows`: the seen rows and
+        their keys) and ``compact(codes)`` (the codes the keys are made of).
+    dense_budget : int, default=DENSE_BUDGET
+        Bytes of the dense key maps of the on-the-fly design
+        (:class:`~bncbench.engine.subset_lookup.SubsetLookup`).
 
     Attributes
     ----------
@@ -47,8 +62,10 @@ class SubsetLayout:
         AnJE's exponent on every subset row, 1 on the class row.
     """
 
-    def __init__(self, scorer):
+    def __init__(self, scorer, dense_budget: int = DENSE_BUDGET):
         self.scorer = scorer
+        self.dense_budget = int(dense_budget)
+        self._lookup = None
         self.n_classes = int(scorer.n_classes)
         R, total = int(scorer.n_trained_rows), int(scorer.n_rows)
         S = total - R
@@ -72,8 +89,37 @@ class SubsetLayout:
         trained_blocks = 1 + starts[seen > 0]
         self.block_start = np.r_[trained_blocks, 1 + R + np.arange(S)].astype(np.int64)
 
+    @property
+    def lookup(self) -> SubsetLookup:
+        """The rows of every subset and key (built on first use)."""
+        if self._lookup is None:
+            self._lookup = SubsetLookup(self.scorer.subset_rows, self.dense_budget)
+        return self._lookup
+
+    def design(self, codes: np.ndarray):
+        """The design of ``codes`` (one design row per instance) without a row table.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (N, a)
+            Attribute codes; a value outside its attribute's range contributes nothing.
+
+        Returns
+        -------
+        SubsetDesign or RowTable
+            The codes and :attr:`lookup`; the materialized :meth:`rows` for a scorer without
+            ``subset_rows`` and ``compact``.
+        """
+        if not hasattr(self.scorer, "subset_rows") or not hasattr(self.scorer, "compact"):
+            return RowTable(self.rows(codes))
+        return SubsetDesign(self.scorer.compact(codes), self.lookup)
+
     def rows(self, codes: np.ndarray, dtype=np.int32) -> np.ndarray:
-        """Row index per instance and factor: (N, 1 + S); -1 = no contribution."""
+        """Row index per instance and factor: (N, 1 + S); -1 = no contribution.
+
+        The materialized table, ``N * (1 + S) * 4`` bytes (plus the scorer's ``factor_rows``):
+        the reference the on-the-fly :meth:`design` is tested against.
+        """
         r = np.asarray(self.scorer.factor_rows(codes))
         out = np.empty((r.shape[0], 1 + r.shape[1]), dtype=dtype)
         out[:, 0] = 0

@@ -79,7 +79,8 @@ class AnJEScorer(SubsetScorer):
       combination of subset ``s`` never seen in training (at prediction only: no training
       instance maps to one);
     * :meth:`factor_rows` gives, per instance and subset, its row (-1 where a value of the subset
-      is outside its range: that factor contributes nothing);
+      is outside its range: that factor contributes nothing); :attr:`subset_rows` and
+      :meth:`compact` let the engine find the same rows itself, without an (N, n_subsets) table;
     * :meth:`generative_log_theta` gives ``log P(x_alpha | y)`` of every row (the unseen rows: the
       m-estimate of a zero count), :attr:`exponent` the weight ``w`` of Eq. 8, :attr:`row_subset`
       the subset of every row;
@@ -130,6 +131,15 @@ class AnJEScorer(SubsetScorer):
     def generative_log_theta(self) -> np.ndarray:
         """``log P(x_alpha | y)`` of every row: (n_rows, n_classes) (a copy)."""
         return self._log_theta.copy()
+
+    @property
+    def subset_rows(self) -> SubsetRows:
+        """The seen combinations of every subset: rows, sorted keys and lookup maps (see :meth:`factor_rows`)."""
+        return self.tables.rows
+
+    def compact(self, codes: np.ndarray) -> np.ndarray:
+        """``codes`` as the keys of :attr:`subset_rows` read them: compact integers, -1 for a value out of range."""
+        return compact_codes(codes, self.tables.cards)
 
     def factor_rows(self, codes: np.ndarray) -> np.ndarray:
         """Per instance and subset the row of its values: (N, n_subsets), int32 (int64 beyond 2**31 rows).

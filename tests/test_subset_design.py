@@ -1,0 +1,214 @@
+"""DBLⁿ / LRⁿ without the row-index table: the on-the-fly design of attribute-subset models.
+
+:class:`bncbench.engine.subset_design.SubsetDesign` finds every row of ``Phi`` from the codes
+inside its kernels; :meth:`SubsetLayout.rows` materializes them (through the scorer's own
+``factor_rows``), the reference. Checked against it: the rows themselves, the NLL and gradient
+(general and two-class kernels, training data bit for bit, test data with unseen combinations,
+unknown (-1) and out-of-range codes to 1e-10), prediction scores, blocks of every size, the
+binary-search lookup, the scipy backend, minibatches, whole fits (the same iterates), and that
+no ``(N, n_subsets)`` array is allocated.
+"""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from test_ccbn import _data
+
+from bncbench import BNClassifier
+from bncbench.ccbn import _problem, factor_layout
+from bncbench.engine import CLL, Data
+from bncbench.engine import subset_design as sd
+from bncbench.engine.row_table import RowTable, design_of
+from bncbench.engine.subset_design import SubsetDesign
+from bncbench.engine.subsets import SubsetLayout
+
+RTOL = 1e-10
+
+
+def _codes(Y):
+    X, y, cards = _data(700, seed=21, n_attr=6, card=(2, 4), n_classes=Y, p=2)
+    Xt, yt, _ = _data(500, seed=99, n_attr=6, card=(2, 4), n_classes=Y, p=2)  # other BN: unseen combinations
+    Xt = np.minimum(Xt, cards - 1)
+    Xt[::7, 2] = -1  # unknown at prediction
+    Xt[::11, 4] = cards[4] + 3  # out of range: no contribution either
+    return X, y, cards, Xt, yt
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=["two-class", "three-class"])
+def problem(request):
+    Y = request.param
+    X, y, cards, Xt, yt = _codes(Y)
+    layouts = {}
+    for n in (1, 2, 3):
+        scorer = BNClassifier(structure="anje", n=n, discretize=False, cardinalities=cards).fit(X, y).scorer_
+        layouts[n] = factor_layout(scorer, X, "weighted")[:2]
+    return Y, X, y, Xt, yt, layouts, cards
+
+
+def _phi(layout, gen, seed=0):
+    return gen + 0.4 * np.random.default_rng(seed).standard_normal(gen.shape)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_rows_found_on_the_fly_are_the_materialized_rows(problem, n):
+    Y, X, y, Xt, yt, layouts, _ = problem
+    layout, _ = layouts[n]
+    assert isinstance(layout, SubsetLayout)
+    for codes in (X, Xt):
+        design = layout.design(codes)
+        assert isinstance(design, SubsetDesign) and design.codes.shape == codes.shape
+        np.testing.assert_array_equal(design.rows(), layout.rows(codes))
+    if n == 3:
+        assert (layout.rows(Xt)[:, 1:] >= layout.n_trained).any()  # unseen rows
+    assert (layout.rows(Xt)[:, 1:] == -1).any()  # no contribution
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("two_class", [True, False])
+def test_training_nll_and_gradient_bit_for_bit(problem, n, two_class):
+    """Training codes: the same compressed rows in the same order, the same sums: identical numbers."""
+    Y, X, y, _, _, layouts, _ = problem
+    layout, gen = layouts[n]
+    ref = Data.from_rows(layout.rows(X), y, Y)
+    new = Data.from_design(layout.design(X), y, Y)
+    assert isinstance(new.design, SubsetDesign) and new.n == ref.n < X.shape[0]
+    np.testing.assert_array_equal(new.C, ref.C)
+    np.testing.assert_array_equal(new.idx, ref.idx)  # same design rows, same order
+    Phi = _phi(layout, gen)
+    for grad in (True, False):
+        f_ref, G_ref = CLL(ref, layout.n_rows, two_class=two_class)(Phi, grad=grad)
+        f_new, G_new = CLL(new, layout.n_rows, two_class=two_class)(Phi, grad=grad)
+        assert f_new == f_ref
+        if grad:
+            np.testing.assert_array_equal(G_new, G_ref)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("two_class", [True, False])
+@pytest.mark.parametrize("compress", [True, False])
+def test_nll_and_gradient_with_unseen_and_unknown_values(problem, n, two_class, compress):
+    Y, _, _, Xt, yt, layouts, _ = problem
+    layout, gen = layouts[n]
+    ref = Data.from_rows(layout.rows(Xt), yt, Y, compress=compress)
+    new = Data.from_design(layout.design(Xt), yt, Y, compress=compress)
+    for seed in (0, 1):
+        Phi = _phi(layout, gen, seed)
+        f_ref, G_ref = CLL(ref, layout.n_rows, two_class=two_class)(Phi)
+        f_new, G_new = CLL(new, layout.n_rows, two_class=two_class)(Phi)
+        assert abs(f_new - f_ref) <= RTOL * abs(f_ref)
+        np.testing.assert_allclose(G_new, G_ref, rtol=RTOL, atol=RTOL * np.abs(G_ref).max())
+        assert np.count_nonzero(G_new) == np.count_nonzero(G_ref)
+        if not compress:  # one design row per instance in order: the same sums
+            assert f_new == f_ref
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_scores_at_prediction(problem, n):
+    Y, X, _, Xt, _, layouts, _ = problem
+    layout, gen = layouts[n]
+    Phi = _phi(layout, gen)
+    for codes in (X, Xt):
+        np.testing.assert_array_equal(layout.design(codes).scores(Phi), RowTable(layout.rows(codes)).scores(Phi))
+
+
+@pytest.mark.parametrize("cached", [True, False], ids=["small-blocks", "large-blocks"])
+@pytest.mark.parametrize("chunk", [1, 7, 64, 10_000])
+def test_blocks_of_any_size(problem, monkeypatch, chunk, cached):
+    """The kernels go over blocks of at most CHUNK_ROWS design rows: any block size, a partial last block."""
+    Y, X, y, Xt, yt, layouts, _ = problem
+    layout, gen = layouts[3]
+    Phi = _phi(layout, gen)
+    ref = Data.from_rows(layout.rows(X), y, Y)
+    want = [CLL(ref, layout.n_rows, two_class=tc)(Phi) for tc in (True, False)]
+    want_scores = RowTable(layout.rows(Xt)).scores(Phi)
+    monkeypatch.setattr(sd, "CHUNK_ROWS", chunk)
+    if not cached:  # a working set beyond the cache: blocks of CHUNK_ROWS
+        monkeypatch.setattr(sd, "CACHE_BYTES", 0)
+    B = sd.block_size(layout.n_factors - 1, 1)
+    assert B == chunk if not cached else 1 <= B <= chunk
+    new = Data.from_design(layout.design(X), y, Y)
+    for tc, (f, G) in zip((True, False), want):
+        f_new, G_new = CLL(new, layout.n_rows, two_class=tc)(Phi)
+        assert f_new == f
+        np.testing.assert_array_equal(G_new, G)
+    np.testing.assert_array_equal(layout.design(Xt).scores(Phi), want_scores)
+
+
+@pytest.mark.parametrize("budget", [0, 200])
+def test_binary_search_lookup(problem, budget):
+    """Subsets beyond the dense-map budget are looked up by binary search: the same rows."""
+    Y, X, y, Xt, yt, layouts, _ = problem
+    layout, gen = layouts[3]
+    small = SubsetLayout(layout.scorer, dense_budget=budget)
+    dense = small.lookup.dense_off >= 0
+    assert (~dense).any() and (dense.any() == (budget > 0))
+    for codes in (X, Xt):
+        np.testing.assert_array_equal(small.design(codes).rows(), layout.rows(codes))
+    Phi = _phi(layout, gen)
+    f_ref, G_ref = CLL(Data.from_rows(layout.rows(Xt), yt, Y), layout.n_rows)(Phi)
+    f_new, G_new = CLL(Data.from_design(small.design(Xt), yt, Y), layout.n_rows)(Phi)
+    assert abs(f_new - f_ref) <= RTOL * abs(f_ref)
+    np.testing.assert_allclose(G_new, G_ref, rtol=RTOL, atol=RTOL * np.abs(G_ref).max())
+
+
+def test_scipy_backend_and_minibatches(problem):
+    Y, X, y, _, _, layouts, _ = problem
+    layout, gen = layouts[2]
+    new = Data.from_design(layout.design(X), y, Y)
+    ref = Data.from_rows(layout.rows(X), y, Y)
+    Phi = _phi(layout, gen)
+    f, G = CLL(new, layout.n_rows)(Phi)
+    f_sp, G_sp = CLL(new, layout.n_rows, "scipy")(Phi)
+    assert f_sp == pytest.approx(f, rel=1e-12)
+    np.testing.assert_allclose(G_sp, G, rtol=1e-9, atol=1e-9 * np.abs(G).max())
+    rows = np.random.default_rng(0).permutation(new.n)[:50]
+    batch = new.subset(rows)
+    assert isinstance(batch.design, SubsetDesign)
+    f_b, G_b = CLL(new, layout.n_rows)(Phi, data=batch)
+    f_r, G_r = CLL(ref, layout.n_rows)(Phi, data=ref.subset(rows))
+    assert f_b == f_r
+    np.testing.assert_array_equal(G_b, G_r)
+
+
+@pytest.mark.parametrize("n,param,optimizer", [(2, "weighted", "lbfgs"), (3, "discriminative", "lbfgs"),
+                                               (2, "weighted", "sgd")])
+def test_fit_is_the_materialized_fit(problem, n, param, optimizer):
+    """The engine option ``materialize`` (the reference path) gives the same iterates and predictions."""
+    Y, X, y, Xt, _, _, cards = problem
+    opts = {"maxiter": 15}
+    fits = [BNClassifier(structure="anje", n=n, param=param, init="generative", optimizer=optimizer, reg="l2",
+                         lam=0.01, discretize=False, cardinalities=cards,
+                         optimizer_options={**opts, "materialize": mat}).fit(X, y) for mat in (False, True)]
+    lazy, table = (f.scorer_ for f in fits)
+    assert fits[0].n_iter_ == fits[1].n_iter_
+    np.testing.assert_array_equal(lazy.x, table.x)
+    assert lazy.train_cll == table.train_cll
+    np.testing.assert_array_equal(fits[0].predict_proba(Xt), fits[1].predict_proba(Xt))
+
+
+def test_no_table_of_instances_by_subsets():
+    """Building the problem and one evaluation allocate far less than the (N, n_subsets) table."""
+    X, y, cards = _data(20_000, seed=5, n_attr=16, card=(2, 3), n_classes=2, p=1)
+    scorer = BNClassifier(structure="anje", n=3, discretize=False, cardinalities=cards).fit(X, y).scorer_
+    layout, gen, _ = factor_layout(scorer, X, "weighted")
+    table = X.shape[0] * layout.n_factors * 4  # 45 MB
+    peaks = {}
+    for mat in (False, True):
+        tracemalloc.start()
+        pmap, prob = _problem(layout, gen, X, y, param="weighted", init="generative", level=4, reg="l2", lam=0.01,
+                              objective="cll", materialize=mat)
+        prob.fg(pmap.x0())
+        peaks[mat] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        design = prob.cll.data.design
+        assert isinstance(design, RowTable if mat else SubsetDesign)
+    assert peaks[True] > table
+    assert peaks[False] < table / 8, (peaks, table)
+
+
+def test_design_of_prefers_the_on_the_fly_design(problem):
+    Y, X, _, _, _, layouts, _ = problem
+    layout, _ = layouts[2]
+    assert isinstance(design_of(layout, X), SubsetDesign)
+    assert isinstance(design_of(layout, X, materialize=True), RowTable)
