@@ -243,7 +243,7 @@ def prepare(cfg: DictConfig) -> Plan:
 
         for d in datasets:
             holdout_indices(registry.load(d, data_dir))
-    models = expand_models(cfg, option_composer(_searchpath(cfg)))
+    models = select_models(expand_models(cfg, option_composer(_searchpath(cfg))), cfg.get("only"))
     for m in models:
         _check_model(m)
     ex = OmegaConf.to_container(cfg.executor, resolve=True) if cfg.get("executor") else {"name": "joblib"}
@@ -251,6 +251,40 @@ def prepare(cfg: DictConfig) -> Plan:
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models, protocol, data_dir,
                 executor)
+
+
+def select_models(models: list, only) -> list:
+    """The models of the grid whose labels ``only`` names, in the grid's order (all if ``only`` is None).
+
+    For running an experiment in stages (the cheap models of a huge dataset first) with the
+    same task keys as the whole grid.
+
+    Parameters
+    ----------
+    models : list of ModelSpec
+        The experiment's models.
+    only : sequence of str or None
+        Labels (the ``only=[A1JE,RF]`` override).
+
+    Returns
+    -------
+    list of ModelSpec
+
+    Raises
+    ------
+    BNCBenchError
+        If ``only`` is empty or names a label the grid does not have.
+    """
+    if only is None:
+        return models
+    wanted = [str(x) for x in (OmegaConf.to_container(only) if OmegaConf.is_config(only) else
+                               ([only] if isinstance(only, str) else only))]
+    labels = [m.label for m in models]
+    unknown = [w for w in wanted if w not in labels]
+    if unknown or not wanted:
+        raise BNCBenchError(f"only: unknown model label(s) {unknown}; the experiment's labels: {labels}" if unknown
+                            else "only: an empty list selects no model")
+    return [m for m in models if m.label in wanted]
 
 
 def _check_model(spec) -> None:

@@ -239,3 +239,24 @@ def test_progress_log_is_rate_limited(capsys, monkeypatch):
     err = capsys.readouterr().err.splitlines()
     assert err == ["tasks: 3/5 (60.0 %), 1 failed, elapsed 0:01:10, ETA 0:00:47",
                    "tasks: 5/5 (100.0 %), 1 failed, elapsed 0:01:30, ETA 0:00:00"]
+
+
+def test_only_selects_models_of_the_grid_by_label_with_the_same_keys():
+    from bncbench.app import plan
+    from bncbench.errors import BNCBenchError
+    from bncbench.runner import Task
+
+    base = ["+experiment=zaidi_dbl", "dataset.names=[synth-nb]"]
+    full = plan(base)
+    part = plan(base + ["only=[RF,A2JE]"])
+    assert [m.label for m in part.models] == ["A2JE", "RF"]  # the grid's order, not the list's
+    by_label = {m.label: m for m in full.models}
+    for m in part.models:
+        assert m == by_label[m.label]
+        t1 = Task(full.datasets[0], m, 0, 0, full.protocol, None)
+        t2 = Task(part.datasets[0], by_label[m.label], 0, 0, part.protocol, None)
+        assert t1.key == t2.key
+    with pytest.raises(BNCBenchError, match=r"unknown model label\(s\) \['DBL9'\].*'DBL3'"):
+        plan(base + ["only=[DBL2,DBL9]"])
+    with pytest.raises(BNCBenchError, match="empty list"):
+        plan(base + ["only=[]"])
