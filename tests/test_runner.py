@@ -260,3 +260,38 @@ def test_only_selects_models_of_the_grid_by_label_with_the_same_keys():
         plan(base + ["only=[DBL2,DBL9]"])
     with pytest.raises(BNCBenchError, match="empty list"):
         plan(base + ["only=[]"])
+
+
+def test_the_first_task_of_a_model_in_a_process_is_warmed_up_untimed_once(monkeypatch, tmp_path):
+    import bncbench.baselines as baselines
+    import bncbench.runner as runner
+
+    fits = []
+    real = baselines.make_estimator
+
+    def counting(params, cards):
+        clf = real(params, cards)
+        fit = clf.fit
+
+        def fit_and_count(X, y):
+            fits.append((params["structure"], len(y)))
+            return fit(X, y)
+
+        clf.fit = fit_and_count
+        return clf
+
+    monkeypatch.setattr(baselines, "make_estimator", counting)
+    monkeypatch.setattr(runner, "_WARM", set())
+    nb, tan = ModelSpec("NB", {"structure": "nb"}), ModelSpec("TAN", {"structure": "tan"})
+    _run(tmp_path, models=[nb, tan], datasets=("synth-nb",), rounds=2)
+    n_train = [n for s, n in fits if n != runner.WARM_UP_ROWS]
+    warm = [s for s, n in fits if n == runner.WARM_UP_ROWS]
+    assert sorted(warm) == ["nb", "tan"]          # once per model and process, on 64 rows
+    assert len(n_train) == 2 * 2 * 2              # every task's own fit, on its training fold
+    assert fits[0] == ("nb", runner.WARM_UP_ROWS) and fits[1][0] == "nb" and fits[1][1] != runner.WARM_UP_ROWS
+    # the warm-up changes nothing in the records: with both models already warm, the same results
+    monkeypatch.setattr(runner, "_WARM", {json.dumps(m.params, sort_keys=True, default=str) for m in (nb, tan)})
+    _run(tmp_path / "again", models=[nb, tan], datasets=("synth-nb",), rounds=2)
+    a, b = load_results(tmp_path), load_results(tmp_path / "again")
+    np.testing.assert_array_equal(a.sort_values(["model", "round", "fold"])["zero_one"].to_numpy(),
+                                  b.sort_values(["model", "round", "fold"])["zero_one"].to_numpy())
