@@ -66,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     from bncbench.app import plan
     from bncbench.errors import BNCBenchError
     from bncbench.runner import Task
+    import pandas as pd
+
     from bncbench.store import ResultStore, load_results
 
     try:
@@ -107,8 +109,13 @@ def main(argv: list[str] | None = None) -> int:
                 if args.timeout is not None:
                     for t, pr, t0 in list(running.values()):
                         if time.monotonic() - t0 > args.timeout:
+                            # reaped here: a second kill() would reap it through poll() and the
+                            # next wait4(-1) would find no child
                             pr.kill()
+                            pr.wait()
+                            running.pop(pr.pid)
                             rows[t.model.label] = {"stopped": time.monotonic() - t0}
+                            print(f"{t.model.label}: stopped after {args.timeout:.0f} s", file=sys.stderr, flush=True)
                 continue
             if pid not in running:
                 continue
@@ -118,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                                                     code=pr.returncode)
             print(f"{t.model.label}: {rows[t.model.label]}", file=sys.stderr, flush=True)
     res = load_results(p.root)
+    if res.empty:  # nothing finished (every model stopped)
+        res = pd.DataFrame(columns=["dataset", "round", "fold", "model", "status", "n_train"])
     res = res[(res["dataset"] == args.dataset) & (res["round"] == args.round) & (res["fold"] == args.fold)]
     res = res.set_index("model")
     print(f"\n{args.experiment} on {args.dataset}, round {args.round} fold {args.fold}: "
