@@ -114,3 +114,20 @@ def test_latex_tables_compile(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout[-3000:]
     assert (tmp_path / "doc.pdf").stat().st_size > 0
+
+
+def test_scatter_figure_with_a_model_missing_on_every_big_dataset():
+    """A panel with no dataset where both models ran (DBL3 on no Big dataset) is labelled, not a crash."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from bncbench.report.figures import scatter_figure
+
+    s = summary_fixture()
+    s = s[~(s["big"] & (s["model"] == "NB^w"))]  # NB^w ran on no Big dataset
+    fig = scatter_figure(s, "NB", ["NB^w"], metrics=("zero_one", "train_time"), subsets=("All", "Big"))
+    big_time = fig.axes[3]
+    assert big_time.get_xscale() == "linear"  # no positive time to put on a log axis
+    assert [t.get_text() for t in big_time.texts] == ["no dataset with both models"]
+    all_time = fig.axes[1]
+    assert all_time.get_xscale() == "log" and not all_time.texts

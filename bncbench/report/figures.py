@@ -227,11 +227,15 @@ def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list[str],
             allv = np.concatenate(vals) if vals else np.empty(0)
             allv = allv[np.isfinite(allv)]
             if metric in TIME_METRICS:
-                ax.set_xscale("log")
-                ax.set_yscale("log")
-                _plain_log(ax)
                 allv = allv[allv > 0]
-            if allv.size:
+                if allv.size:  # log axes need a positive value (else matplotlib raises at layout)
+                    ax.set_xscale("log")
+                    ax.set_yscale("log")
+                    _plain_log(ax)
+            if not allv.size:
+                ax.text(0.5, 0.5, "no dataset with both models", ha="center", va="center", fontsize=8,
+                        transform=ax.transAxes)
+            else:
                 lo, hi = float(allv.min()), float(allv.max())
                 if metric in TIME_METRICS:
                     lo, hi = lo / 1.5, hi * 1.5
@@ -241,7 +245,7 @@ def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list[str],
                 ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
                 ax.set_xlim(lo, hi)
                 ax.set_ylim(lo, hi)
-            if metric not in TIME_METRICS:  # at most 5 ticks: narrow ranges (e.g. 0.1400-0.1550) crowd the axis
+            if metric not in TIME_METRICS or not allv.size:  # at most 5 ticks: narrow ranges crowd the axis
                 ax.xaxis.set_major_locator(MaxNLocator(5))
                 ax.yaxis.set_major_locator(MaxNLocator(5))
             ax.set_aspect("equal", adjustable="box")

@@ -74,7 +74,7 @@ PAPER_BIG = {  # dataset -> metric -> values in MODELS_56's order
     "kddcup": {"zero_one": [0.0091, 0.0061, 0.0053, 0.0025, 0.0023, 0.0017, 0.0014, 0.0013, 0.0015],
                "rmse": [0.0204, 0.0170, 0.0160, 0.0103, 0.0098, 0.0072, 0.0068, 0.0065, 0.0072]},
 }
-PAPER_ROWS = {"poker-hand": "1,025,010", "census-income": "299,285", "covertype": "581,012", "kddcup": "5,209,000"}
+PAPER_ROWS = {"poker-hand": "1,175,067", "census-income": "299,285", "covertype": "581,012", "kddcup": "5,209,000"}
 
 
 def _cell(w: int, d: int, l: int, p, significant: bool) -> str:
