@@ -63,11 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=None, help="seconds per model before it is stopped")
     args = ap.parse_args(argv)
 
+    import pandas as pd
+
     from bncbench.app import plan
     from bncbench.errors import BNCBenchError
     from bncbench.runner import Task
-    import pandas as pd
-
     from bncbench.store import ResultStore, load_results
 
     try:
