@@ -46,6 +46,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _memory import peak_since_reset, reset_peak, rss_now  # noqa: E402
 
 DATASETS = ("adult", "connect-4")
 MEMORY_MODELS = (("ande", 1), ("ande", 2), ("anje", 2), ("anje", 3))
@@ -109,38 +110,16 @@ def child(name, structure, n, path):
     data = np.load(path)
     Xtr, ytr, Xte, cards = data["Xtr"], data["ytr"], data["Xte"], data["cards"]
     fit_predict(structure, n, Xtr[:300], ytr[:300], Xte[:30], cards)  # compile on a few rows
-    base = _rss_now()
-    reset = _reset_peak()
+    base = rss_now()
+    reset = reset_peak(strict=False)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     f, p, _, clf = fit_predict(structure, n, Xtr, ytr, Xte, cards)
-    peak = _peak_since_reset() if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_since_reset() if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     tables = clf.scorer_.tables
     kept = tables.rows.nbytes() + sum(getattr(tables, a).nbytes for a in ("child_counts",) if hasattr(tables, a))
     print(json.dumps({"fit": f, "predict": p, "base": base, "peak": peak, "before": before, "reset": reset,
                       "rows": tables.rows.n_rows, "subsets": tables.rows.n_subsets, "kept": kept,
                       "n_parameters": int(clf.n_parameters_)}))
-
-
-def _rss_now() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _reset_peak() -> bool:
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
-def _peak_since_reset() -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def bench_memory(log):

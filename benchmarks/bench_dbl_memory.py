@@ -52,6 +52,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _memory import mem_available, peak_since_reset, reset_peak, rss_now  # noqa: E402
 
 PATHS = ("table", "codes")  # materialize=True (the reference), the default
 
@@ -69,24 +70,6 @@ def load(name: str):
     return codes[train], y[train], codes[~train], y[~train], np.asarray(disc.cardinalities_)
 
 
-def _rss_now() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _reset_peak() -> None:
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-
-
-def _peak() -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def _classifier(n, cards, maxiter, path):
     from bncbench import BNClassifier
 
@@ -100,17 +83,17 @@ def child_fit(npz, n, maxiter, path, out):
     d = np.load(npz)
     Xtr, ytr, Xte, cards = d["Xtr"], d["ytr"], d["Xte"], d["cards"]
     _classifier(n, cards, 2, path).fit(Xtr[:300], ytr[:300]).predict_proba(Xte[:30])  # compile
-    base = _rss_now()
-    _reset_peak()
+    base = rss_now()
+    reset_peak()
     t0, c0 = time.perf_counter(), time.process_time()
     clf = _classifier(n, cards, maxiter, path).fit(Xtr, ytr)
     t1, c1 = time.perf_counter(), time.process_time()
-    peak_fit = _peak()
-    _reset_peak()
+    peak_fit = peak_since_reset()
+    reset_peak()
     t2, c2 = time.perf_counter(), time.process_time()
     proba = clf.predict_proba(Xte)
     t3, c3 = time.perf_counter(), time.process_time()
-    peak_pred = _peak()
+    peak_pred = peak_since_reset()
     np.save(out, proba)
     print(json.dumps({"fit": t1 - t0, "predict": t3 - t2, "fit_cpu": c1 - c0, "predict_cpu": c3 - c2,
                       "base": base, "peak_fit": peak_fit - base,
@@ -137,14 +120,14 @@ def child_eval(npz, n, evals, path):
     _, pmap, prob = problem(Xtr[:300], ytr[:300])  # compile
     prob.fg(pmap.x0())
     prob.f(pmap.x0() + 1.0)
-    base = _rss_now()
-    _reset_peak()
+    base = rss_now()
+    reset_peak()
     t0 = time.perf_counter()
     scorer = BNClassifier(structure="anje", n=n, discretize=False, cardinalities=cards).fit(Xtr, ytr).scorer_
     t1 = time.perf_counter()
-    peak_counts = _peak()
-    before = _rss_now()
-    _reset_peak()
+    peak_counts = peak_since_reset()
+    before = rss_now()
+    reset_peak()
     t2, c2 = time.perf_counter(), time.process_time()
     layout, gen, _ = factor_layout(scorer, Xtr, "weighted")
     pmap, prob = _problem(layout, gen, Xtr, ytr, param="weighted", init="generative", level=4, reg="l2", lam=0.01,
@@ -160,7 +143,7 @@ def child_eval(npz, n, evals, path):
         times.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         fs.append(f)
-    peak = _peak()
+    peak = peak_since_reset()
     data = prob.cll.data
     print(json.dumps({"counts": t1 - t0, "build": t3 - t2, "build_cpu": c3 - c2, "evals": times, "evals_cpu": cpu,
                       "f": fs, "base": base,
@@ -223,9 +206,9 @@ def bench_eval(tmp, names, evals, table, max_rows, log):
 
         est = Xtr.shape[0] * (1 + comb(Xtr.shape[1], 3)) * 4
         for path in (("codes", "table") if table else ("codes",)):
-            if path == "table" and 2.5 * est > 0.9 * _mem_available():
+            if path == "table" and 2.5 * est > 0.9 * mem_available():
                 log(f"eval {name} DBL3 table: skipped (the row table alone is {est / 2**30:.1f} GiB; about 2.3x that "
-                    f"at its peak, more than the {_mem_available() / 2**30:.1f} GiB available allow)")
+                    f"at its peak, more than the {mem_available() / 2**30:.1f} GiB available allow)")
                 continue
             r = _run(["--child-eval", npz, 3, evals, path], log)
             if r is None:
@@ -236,14 +219,6 @@ def bench_eval(tmp, names, evals, table, max_rows, log):
                 f"{r['scorer'] / 2**20:.0f} MiB of counts; {r['design_rows']:,} design rows x {r['subsets']:,} subsets")
             rows.append((name, path, r, est))
     return rows
-
-
-def _mem_available() -> int:
-    with open("/proc/meminfo") as fh:
-        for line in fh:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 def main(argv=None):
