@@ -289,3 +289,16 @@ def mixed_radix(X: np.ndarray, columns: Sequence[int], cards: Sequence[int] | np
         code = code * int(cards[c]) + v
     code[bad] = -1
     return code
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def find_sorted(keys, lo, hi, k):  # pragma: no cover - compiled
+    """The index of ``k`` in the sorted run ``keys[lo:hi]`` (binary search), or -1 if it is not there."""
+    end = hi
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < k:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < end and keys[lo] == k else -1

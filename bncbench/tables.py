@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Sequence
 import numba
 import numpy as np
 
-from bncbench.counts import mixed_radix
+from bncbench.counts import find_sorted, mixed_radix
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -475,16 +475,9 @@ def _log_joint_kernel(X, prior, child, card, par, npar, pcard, T, toff, dense, K
                 if dense[f, lev]:
                     row = cfg
                     break
-                lo = koff[f, lev]
-                hi = lo + knum[f, lev]
-                while lo < hi:  # binary search of cfg among the seen keys
-                    mid = (lo + hi) >> 1
-                    if K[mid] < cfg:
-                        lo = mid + 1
-                    else:
-                        hi = mid
-                if lo < koff[f, lev] + knum[f, lev] and K[lo] == cfg:
-                    row = lo - koff[f, lev]
+                i = find_sorted(K, koff[f, lev], koff[f, lev] + knum[f, lev], cfg)
+                if i >= 0:
+                    row = i - koff[f, lev]
                     break
                 lev -= 1  # unseen configuration: back off to the prefix
                 cfg = cfg // pcard[f, lev]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bncbench.counts import find_sorted
 from bncbench.estimators.subset_rows import subset_keys
 
 DENSE_BUDGET = 256 * 2**20
@@ -141,15 +142,8 @@ def chunk_rows(codes_t, s, subsets, strides, dense_off, dense_rows, row_start, k
         k = kb[b]
         if k < 0:
             continue
-        lo = start
-        hi = end
-        while lo < hi:  # binary search of k among the subset's sorted keys
-            mid = (lo + hi) >> 1
-            if keys[mid] < k:
-                lo = mid + 1
-            else:
-                hi = mid
-        kb[b] = 1 + lo if lo < end and keys[lo] == k else unseen_base + s
+        i = find_sorted(keys, start, end, k)
+        kb[b] = 1 + i if i >= 0 else unseen_base + s
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

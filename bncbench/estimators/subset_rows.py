@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from bncbench.counts import find_sorted
 from bncbench.errors import BNCBenchError
 
 UNSEEN = -1
@@ -224,15 +225,7 @@ def rows_in_subset(codes_t, s, subsets, strides, row_start, keys, dense_off, den
         if k < 0:
             kb[r] = -2
             continue
-        lo = start
-        hi = end
-        while lo < hi:  # binary search of k among the subset's sorted keys
-            mid = (lo + hi) >> 1
-            if keys[mid] < k:
-                lo = mid + 1
-            else:
-                hi = mid
-        kb[r] = lo if lo < end and keys[lo] == k else -1
+        kb[r] = find_sorted(keys, start, end, k)
 
 
 @numba.njit(cache=True, nogil=True)
