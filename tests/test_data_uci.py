@@ -319,12 +319,15 @@ def test_dataset_configs_in_sync_with_registry():
 def test_registry_is_well_formed():
     reg = uci.load_registry()
     g = uci.groups()
-    assert len(reg) == 67  # 64 UCI datasets, mnist, mnist14 (a variant of mnist) and usps
+    assert len(reg) == 68  # 64 UCI datasets, covertype-grouped and mnist14 (variants), mnist and usps
     assert set(g) >= {"all", "big", "little", "zaidi2017", "smoke"}
     assert 4 <= len(g["smoke"]) <= 6
     assert sorted(g["big"] + g["little"]) == sorted(g["all"])
-    assert set(g["big"]) == {n for n, e in reg.items() if e["expected"]["rows"] > 10_000 and "directory" not in e}
+    assert set(g["big"]) == {n for n, e in reg.items()
+                             if e["expected"]["rows"] > 10_000 and "directory" not in e and "variant_of" not in e}
     assert len(g["all"]) == 64 and g["digits"] == ["mnist", "mnist14", "usps"]  # the digits are a group of their own
+    assert "covertype-grouped" not in g["all"] and "covertype-grouped" in g["zaidi_dbl"]  # a variant: same data again
+    assert "covertype" not in g["zaidi_dbl"]
     for n, e in reg.items():
         assert all(len(f["sha256"]) == 64 for f in entry_files(e)) and e["expected"]["rows"] > 0, n
         assert e["provenance"]["source"], n
@@ -354,3 +357,36 @@ def test_registered_dataset_loads_with_expected_shape(name):
     assert int(ds.numeric_mask.sum()) == ex["numeric_attributes"]
     assert bool(ds.missing_mask.any()) == ex["missing_values"]
     assert ds.meta["identifiers"] == {}  # identifier columns are dropped by the entries (drop_columns)
+
+
+def _one_hot_registry(tmp_path: Path, rows: bytes) -> tuple[Path, Path]:
+    ddir = tmp_path / "data"
+    ddir.mkdir(exist_ok=True)
+    f = ddir / "oh.csv"
+    f.write_bytes(b"w1,v,s1,w2,s2,s3,cls\n" + rows)
+    reg = {"datasets": {"oh": {
+        "file": "oh.csv", "format": "csv", "header": True, "class_column": "cls", "missing": ["?"],
+        "transforms": [{"op": "one_hot_to_nominal", "groups": {"W": ["w1", "w2"], "S": ["s1", "s2", "s3"]}}],
+        "expected": {"rows": 4, "attributes": 3, "classes": 2},
+        "bytes": f.stat().st_size, "sha256": uci.sha256_file(f)}}}
+    rpath = tmp_path / "registry.yaml"
+    rpath.write_text(yaml.safe_dump(reg, sort_keys=False))
+    return ddir, rpath
+
+
+def test_one_hot_to_nominal(tmp_path):
+    """Indicator groups become one nominal attribute each, where the group's leftmost column was."""
+    ddir, rpath = _one_hot_registry(tmp_path, b"1,0.5,0,0,1,0,a\n0,1.5,0,1,0,1,b\n1,2.5,1,0,0,0,a\n0,3.5,?,1,?,?,b\n")
+    ds = uci.load_uci("oh", ddir, registry=rpath)
+    assert ds.attribute_names == ["W", "v", "S"]
+    assert ds.X["W"].astype(str).tolist() == ["w1", "w2", "w1", "w2"]
+    assert list(ds.X["S"].cat.categories) == ["s1", "s2", "s3"]
+    assert ds.X["S"].cat.codes.tolist() == [1, 2, 0, -1]  # a missing indicator: the group's value is missing
+    assert ds.X["v"].tolist() == [0.5, 1.5, 2.5, 3.5]
+
+
+@pytest.mark.parametrize("bad_row", [b"1,0.5,1,1,0,0,a\n", b"1,0.5,0,0,0,0,a\n", b"2,0.5,0,-1,1,0,a\n"])
+def test_one_hot_to_nominal_rejects_rows_without_exactly_one_1(tmp_path, bad_row):
+    ddir, rpath = _one_hot_registry(tmp_path, b"1,0.5,0,0,1,0,a\n" + bad_row)
+    with pytest.raises(BNCBenchError, match=r"oh\.csv: one_hot_to_nominal group '(W|S)': 1 rows are not one 1"):
+        uci.load_uci("oh", ddir, registry=rpath)

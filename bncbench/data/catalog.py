@@ -211,8 +211,8 @@ def paper_shapes(name: str, path: str | os.PathLike | None = None) -> dict[str, 
 def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
     """Dataset groups, derived from the entries except ``smoke``.
 
-    ``all`` (the UCI collection: every entry without a ``directory`` of its own); ``digits`` (the
-    entries with one: MNIST, USPS); ``big`` (more than 10,000 rows, the threshold of Zaidi et al. 2017)
+    ``all`` (the UCI collection: every entry without a ``directory`` of its own, variants
+    excluded: they are the same data again); ``digits`` (the entries with one: MNIST, USPS); ``big`` (more than 10,000 rows, the threshold of Zaidi et al. 2017)
     and ``little`` (the others); one group per paper of :data:`PAPERS`
     (``zaidi2017``, ``petitjean2018``, ``zaidi_dbl``: the datasets with a shape
     in that paper, :func:`paper_shapes`); ``zaidi_dbl_big`` (the ``zaidi_dbl`` datasets
@@ -233,12 +233,14 @@ def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
     reg = load_registry(path)
     p = str(Path(path) if path is not None else registry_path())
     extra = _EXTRA_GROUPS.get(p, {})
-    # the UCI collection; entries with a directory of their own (the digit sets) are the `digits` group
+    # the UCI collection; entries with a directory of their own (the digit sets) are the `digits` group;
+    # a variant (covertype-grouped) is the same data again: in the paper groups that name it only
     names = [n for n in reg if "directory" not in reg[n]]
+    collection = [n for n in names if "variant_of" not in reg[n]]
     out = {
-        "all": names,
-        "big": [n for n in names if _rows(reg[n]) > BIG_THRESHOLD],
-        "little": [n for n in names if _rows(reg[n]) <= BIG_THRESHOLD],
+        "all": collection,
+        "big": [n for n in collection if _rows(reg[n]) > BIG_THRESHOLD],
+        "little": [n for n in collection if _rows(reg[n]) <= BIG_THRESHOLD],
         "digits": [n for n in reg if "directory" in reg[n]],
     }
     shapes = {n: paper_shapes(n, path) for n in names}

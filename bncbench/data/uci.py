@@ -133,9 +133,37 @@ def _apply_transforms(X: pd.DataFrame, y: pd.Categorical, transforms: list, sour
         elif op == "drop_constant_attributes":
             keep = [c for c in X.columns if X[c].nunique(dropna=True) > 1]
             X = X[keep]
+        elif op == "one_hot_to_nominal":
+            X = _one_hot_to_nominal(X, t.get("groups"), source)
         else:
             raise BNCBenchError(f"{source}: unknown transform {op!r}")
     return X, y
+
+
+def _one_hot_to_nominal(X: pd.DataFrame, groups, source: str) -> pd.DataFrame:
+    """Each group of 0/1 indicator columns becomes one nominal attribute, where its leftmost column was.
+
+    ``groups`` maps the new attribute's name to its indicator columns; its value is the name of
+    the column holding the row's 1 (a missing indicator makes it missing). A row whose
+    indicators are not exactly one 1 among 0s is an error, as is a value other than 0 and 1.
+    """
+    if not isinstance(groups, dict) or not groups or not all(isinstance(c, list) and c for c in groups.values()):
+        raise BNCBenchError(f"{source}: one_hot_to_nominal needs groups: {{name: [indicator columns]}}")
+    for name, cols in groups.items():
+        cols = [_resolve_column(c, X.columns, source, "indicator column") for c in cols]
+        block = X[cols].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+        present = ~np.isnan(block).any(axis=1)
+        bad = present & ~np.all((block == 0) | (block == 1), axis=1)
+        bad |= present & (np.nansum(block, axis=1) != 1)
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise BNCBenchError(f"{source}: one_hot_to_nominal group {name!r}: {int(bad.sum())} rows are not one 1 "
+                                f"among 0s (first: row {k + 1}, values {block[k].tolist()})")
+        codes = np.where(present, np.nanargmax(np.where(np.isnan(block), -1, block), axis=1), -1)
+        at = min(X.columns.get_loc(c) for c in cols)
+        X = X.drop(columns=cols)
+        X.insert(at, str(name), pd.Categorical.from_codes(codes, categories=_cat_index(cols)))
+    return X
 
 
 def _finish(
