@@ -135,7 +135,8 @@ def _cmd_list(args) -> int:
     print(f"data directory: {ddir if ddir else '(unset: set BNCBENCH_DATA_DIR)'}")
     for line in _own_directories(reg, names, ddir):
         print(line)
-    hdr = f"{'name':<16} {'rows':>8} {'attrs':>5} {'cls':>4} {'big':>3}  {'paper':<6} status"
+    w = _name_width(names)
+    hdr = f"{'name':<{w}} {'rows':>8} {'attrs':>5} {'cls':>4} {'big':>3}  {'paper':<6} status"
     print(hdr)
     print("-" * len(hdr))
     n_ok = 0
@@ -146,10 +147,15 @@ def _cmd_list(args) -> int:
         n_ok += status == "ok"
         big = "yes" if int(ex.get("rows", 0)) > uci.BIG_THRESHOLD else ""
         paper = "same" if e.get("matches_paper") else "differs"
-        print(f"{n:<16} {ex.get('rows', '?'):>8} {ex.get('attributes', '?'):>5} {ex.get('classes', '?'):>4} "
+        print(f"{n:<{w}} {ex.get('rows', '?'):>8} {ex.get('attributes', '?'):>5} {ex.get('classes', '?'):>4} "
               f"{big:>3}  {paper:<6} {status}")
     print(f"{len(names)} datasets, {n_ok} present and intact")
     return 0
+
+
+def _name_width(names) -> int:
+    """The width of the name column: the longest name, at least 16."""
+    return max([16, *map(len, names)])
 
 
 def _cmd_check(args) -> int:
@@ -162,20 +168,21 @@ def _cmd_check(args) -> int:
     missing: list[str] = []
     skipped: list[str] = []
     ok = 0
+    w = _name_width(names)
     for n in names:
         status, detail = uci.check_file(n, ddir, registry=args.registry)
         if status == "ok":
             ok += 1
-            print(f"ok       {n:<16} {detail}")
+            print(f"ok       {n:<{w}} {detail}")
         elif status == "missing":
             missing.append(n)
-            print(f"missing  {n:<16} {detail}")
+            print(f"missing  {n:<{w}} {detail}")
         elif status == "skipped":  # an entry with a directory of its own that is absent (the digits)
             skipped.append(n)
-            print(f"skipped  {n:<16} {detail}")
+            print(f"skipped  {n:<{w}} {detail}")
         else:
             bad.append(n)
-            print(f"BAD      {n:<16} {detail}")
+            print(f"BAD      {n:<{w}} {detail}")
     print(f"{ok} intact, {len(bad)} bad, {len(missing)} missing{f', {len(skipped)} skipped' if skipped else ''} "
           f"(of {len(names)}) in {ddir}")
     for line in _own_directories(reg, names, ddir):
@@ -353,7 +360,8 @@ def fetch(
 
 def _cmd_fetch(args) -> int:
     names = uci.resolve_names(args.names, args.registry)
+    w = _name_width(names)
     for n in names:
         dest = fetch(n, args.data_dir, registry=args.registry, force=args.force, timeout=args.timeout)
-        print(f"ok       {n:<16} {dest}")
+        print(f"ok       {n:<{w}} {dest}")
     return 0
