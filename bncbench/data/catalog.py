@@ -212,8 +212,9 @@ def groups(path: str | os.PathLike | None = None) -> dict[str, list[str]]:
     """Dataset groups, derived from the entries except ``smoke``.
 
     ``all`` (the UCI collection: every entry without a ``directory`` of its own, variants
-    excluded: they are the same data again); ``digits`` (the entries with one: MNIST, USPS); ``big`` (more than 10,000 rows, the threshold of Zaidi et al. 2017)
-    and ``little`` (the others); one group per paper of :data:`PAPERS`
+    excluded: they are the same data again); ``digits`` (the entries with one: MNIST, USPS);
+    ``big`` (more than 10,000 rows, the threshold of Zaidi et al. 2017) and ``little`` (the
+    others); one group per paper of :data:`PAPERS`
     (``zaidi2017``, ``petitjean2018``, ``zaidi_dbl``: the datasets with a shape
     in that paper, :func:`paper_shapes`); ``zaidi_dbl_big`` (the ``zaidi_dbl`` datasets
     with more than 100,000 rows in our copy, the deep-broad paper's threshold).
