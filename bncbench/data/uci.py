@@ -159,7 +159,7 @@ def _one_hot_to_nominal(X: pd.DataFrame, groups, source: str) -> pd.DataFrame:
             k = int(np.flatnonzero(bad)[0])
             raise BNCBenchError(f"{source}: one_hot_to_nominal group {name!r}: {int(bad.sum())} rows are not one 1 "
                                 f"among 0s (first: row {k + 1}, values {block[k].tolist()})")
-        codes = np.where(present, np.nanargmax(np.where(np.isnan(block), -1, block), axis=1), -1)
+        codes = np.where(present, np.argmax(np.nan_to_num(block, nan=-1), axis=1), -1)  # NaN rows: missing
         at = min(X.columns.get_loc(c) for c in cols)
         X = X.drop(columns=cols)
         X.insert(at, str(name), pd.Categorical.from_codes(codes, categories=_cat_index(cols)))
