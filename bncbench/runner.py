@@ -123,11 +123,27 @@ class Task:
             As :func:`bncbench.data.registry.spec_fingerprint` (a registered dataset missing from
             the registry, or the registry file missing or invalid).
         """
+        return self._key(registry.spec_fingerprint(self.dataset))
+
+    @functools.cached_property
+    def legacy_key(self) -> str | None:
+        """The key this task had before the registry's descriptive fields left the fingerprint.
+
+        Returns
+        -------
+        str or None
+            :attr:`key` with :func:`bncbench.data.registry.legacy_spec_fingerprint` in place of
+            the fingerprint; ``None`` where the two are equal (every dataset source but ``uci``).
+        """
+        old = registry.legacy_spec_fingerprint(self.dataset)
+        return None if old is None else self._key(old)
+
+    def _key(self, dataset_id: str) -> str:
         p = self.protocol
         split = {"seed": p.seed, "folds": p.folds} if p.mode == "cv" else {"protocol": p.mode}
         return task_key({
             "dataset": self.dataset,
-            "dataset_id": registry.spec_fingerprint(self.dataset),
+            "dataset_id": dataset_id,
             "model": self.model.params,
             **split,
             "round": self.round,
@@ -325,6 +341,28 @@ class _ProgressLog:
               f"elapsed {_hms(el)}, ETA {_hms(eta)}", file=sys.stderr, flush=True)
 
 
+def rekey_legacy_record(store: ResultStore, task: Task) -> bool:
+    """Move the task's record from its :attr:`Task.legacy_key` to its key, if it is stored there.
+
+    Parameters
+    ----------
+    store : ResultStore
+        The experiment's store.
+    task : Task
+        A planned task.
+
+    Returns
+    -------
+    bool
+        Whether a record was moved (:meth:`bncbench.store.ResultStore.rekey`).
+    """
+    if task.legacy_key is None:
+        return False
+    name, label = task.dataset["name"], task.model.label
+    return store.rekey(store.record_path(name, label, task.round, task.fold, task.legacy_key),
+                       store.record_path(name, label, task.round, task.fold, task.key), task.key)
+
+
 def _hms(seconds: float) -> str:
     s = int(round(seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
@@ -398,8 +436,10 @@ def run_experiment(
             raise BNCBenchError(f"model labels {other!r} and {m.label!r} map to the same directory; rename one")
     tasks = plan_tasks(datasets, models, protocol, data_dir)
     pending = []
+    rekeyed = 0
     for t in tasks:
         path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        rekeyed += rekey_legacy_record(store, t)
         if store.is_done(path, retry_failed=retry_failed):
             continue
         if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key):
@@ -409,6 +449,9 @@ def run_experiment(
                 f"'label', or remove {path.parent}"
             )
         pending.append(t)
+    if rekeyed:
+        print(f"bncbench: re-keyed {rekeyed} stored record(s) of {results_root} to the current dataset "
+              "fingerprint (registry prose no longer enters task keys)", file=sys.stderr)
     store.clean_temp()
     keys = {t.key for t in tasks}
     counts = {"total": len(tasks), "skipped": len(tasks) - len(pending), "ok": 0, "failed": 0}

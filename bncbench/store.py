@@ -377,6 +377,42 @@ class ResultStore:
             n += 1
         return n
 
+    def rekey(self, old: Path, new: Path, key: str) -> bool:
+        """Move the record at ``old`` (JSON and predictions) to ``new``, under ``key``.
+
+        For a change of how keys are computed that does not change results. Safe to repeat
+        after a kill at any point: the predictions move first, then the JSON is written at
+        ``new`` (atomically, with ``key`` in place of its old one), and the old JSON goes last.
+        An old record beside an existing new one is removed.
+
+        Parameters
+        ----------
+        old, new : pathlib.Path
+            The record's JSON under its old key and under its new one (:meth:`record_path`).
+        key : str
+            The new key.
+
+        Returns
+        -------
+        bool
+            Whether a record was moved (``False`` if ``old`` does not exist or cannot be read).
+        """
+        if old == new or not old.exists():
+            return False
+        if not new.exists():
+            try:
+                record = json.loads(old.read_text())
+            except (OSError, ValueError):
+                return False
+            npz = old.with_suffix(".npz")
+            if npz.exists():
+                os.replace(npz, new.with_suffix(".npz"))
+            self.write(new, {**record, "key": key})
+        else:  # the task has run again under its new key: the old record is a stale copy
+            old.with_suffix(".npz").unlink(missing_ok=True)
+        old.unlink(missing_ok=True)
+        return True
+
     def conflicts(self, dataset: str, model: str, round_: int, fold: int, key: str) -> list:
         """Completed records of the same (dataset, model label, round, fold) under another key.
 

@@ -295,3 +295,88 @@ def test_the_first_task_of_a_model_in_a_process_is_warmed_up_untimed_once(monkey
     a, b = load_results(tmp_path), load_results(tmp_path / "again")
     np.testing.assert_array_equal(a.sort_values(["model", "round", "fold"])["zero_one"].to_numpy(),
                                   b.sort_values(["model", "round", "fold"])["zero_one"].to_numpy())
+
+
+def _tiny_registry(tmp_path, **fields):
+    """A registry of one small ARFF dataset ``tiny`` (its data directory, registry file)."""
+    import yaml
+
+    from bncbench.data import uci
+
+    ddir = tmp_path / "data"
+    ddir.mkdir(exist_ok=True)
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 40)
+    a = np.where(rng.random(40) < 0.8, y, 1 - y)
+    f = ddir / "tiny.arff"
+    f.write_text("@relation tiny\n@attribute a {0,1}\n@attribute c {u,v}\n@data\n"
+                 + "".join(f"{ai},{'uv'[yi]}\n" for ai, yi in zip(a, y)))
+    entry = {"file": "tiny.arff", "format": "arff", "class_column": "c",
+             "expected": {"rows": 40, "attributes": 1, "classes": 2},
+             "bytes": f.stat().st_size, "sha256": uci.sha256_file(f), **fields}
+    reg = tmp_path / "registry.yaml"
+    reg.write_text(yaml.safe_dump({"datasets": {"tiny": entry}}, sort_keys=False))
+    return ddir, reg
+
+
+def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_path, monkeypatch, capsys):
+    from bncbench.runner import Task
+
+    ddir, reg = _tiny_registry(tmp_path, provenance={"source": "hand-made"}, differences=["none"])
+    monkeypatch.setenv("BNCBENCH_REGISTRY", str(reg))
+    nb = ModelSpec("NB", {"structure": "nb"})
+
+    def run():
+        registry._fingerprint.cache_clear()  # computed once per spec and process
+        return run_experiment(registry.resolve(["tiny"]), [nb], results_root=tmp_path / "res", data_dir=str(ddir),
+                              protocol=Protocol(seed=0, rounds=1, folds=2), progress=False)
+
+    keys = run()["keys"]
+    records = {p.name: json.loads(p.read_text()) for p in record_files(tmp_path / "res")}
+    assert len(records) == 2 and {r["key"] for r in records.values()} == keys
+
+    # prose and paper notes are not part of the data: same keys, nothing runs again
+    ddir, reg = _tiny_registry(tmp_path, provenance={"source": "edited"}, differences=["a new note"],
+                               paper={"zaidi2017": None}, url="https://example.org/tiny.arff")
+    counts = run()
+    assert counts["keys"] == keys and counts["skipped"] == 2
+    # a parse option is: another configuration under the same label
+    ddir, reg = _tiny_registry(tmp_path, missing_class="drop")
+    registry._fingerprint.cache_clear()
+    task = Task(registry.resolve(["tiny"])[0], nb, 0, 0, Protocol(seed=0, rounds=1, folds=2), str(ddir))
+    assert task.key not in keys
+
+    # a store written when the whole entry was hashed: its records move to the new keys, nothing reruns
+    ddir, reg = _tiny_registry(tmp_path, provenance={"source": "hand-made"}, differences=["none"])
+    registry._fingerprint.cache_clear()
+    for p in record_files(tmp_path / "res"):
+        rec = json.loads(p.read_text())
+        t = Task(registry.resolve(["tiny"])[0], nb, rec["round"], rec["fold"], Protocol(seed=0, rounds=1, folds=2))
+        assert t.key == rec["key"] and t.legacy_key not in (None, t.key)
+        old = p.with_name(f"r{rec['round']}f{rec['fold']}-{t.legacy_key}.json")
+        p.with_suffix(".npz").rename(old.with_suffix(".npz"))
+        old.write_text(json.dumps({**rec, "key": t.legacy_key}))
+        p.unlink()
+    capsys.readouterr()
+    counts = run()
+    assert counts["skipped"] == 2 and counts["ok"] == 0
+    assert "re-keyed 2 stored record(s)" in capsys.readouterr().err
+    after = {p.name: json.loads(p.read_text()) for p in record_files(tmp_path / "res")}
+    assert after == records  # same names, same contents (the key field included)
+    assert all(load_predictions(p)["proba"].shape == (20, 2) for p in record_files(tmp_path / "res"))
+    assert len(list((tmp_path / "res").glob("records/*/*/*.npz"))) == 2
+
+
+def test_rekey_after_a_kill_at_any_step(tmp_path):
+    from bncbench.store import ResultStore
+
+    store = ResultStore(tmp_path)
+    old, new = store.record_path("d", "m", 0, 0, "old"), store.record_path("d", "m", 0, 0, "new")
+    store.write(old, {"key": "old", "status": "ok"}, {"proba": np.eye(2)})
+    assert not store.rekey(store.record_path("d", "m", 0, 1, "old"), new, "new")  # nothing there
+    old.with_suffix(".npz").rename(new.with_suffix(".npz"))  # killed after moving the predictions
+    assert store.rekey(old, new, "new") and not old.exists()
+    assert json.loads(new.read_text())["key"] == "new" and load_predictions(new)["proba"].shape == (2, 2)
+    store.write(old, {"key": "old", "status": "ok"}, {"proba": np.eye(2)})  # killed before removing the old JSON
+    assert store.rekey(old, new, "new")
+    assert sorted(p.name for p in old.parent.iterdir()) == ["r0f0-new.json", "r0f0-new.npz"]

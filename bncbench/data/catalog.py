@@ -21,7 +21,16 @@ from bncbench.data.dataset import BIG_THRESHOLD, DBL_BIG_THRESHOLD
 from bncbench.data.formats.common import _FORMATS
 from bncbench.errors import BNCBenchError
 
-__all__ = ["GROUP_NAMES", "PAPERS", "groups", "load_registry", "paper_shapes", "registry_path", "resolve_names"]
+__all__ = ["DESCRIPTIVE_FIELDS", "GROUP_NAMES", "PAPERS", "data_identity", "groups", "load_registry", "paper_shapes",
+           "registry_path", "resolve_names"]
+
+DESCRIPTIVE_FIELDS = frozenset({"provenance", "paper", "matches_paper", "differences", "url", "openml_id", "file_shape"})
+"""The registry entry fields that describe a dataset without changing what it loads to: where the
+file came from, how it compares with the papers, where ``data fetch`` downloads it. They stay out
+of the dataset's identity (:func:`data_identity`), so editing them keeps the task keys, and so the
+stored records, of the dataset. Every other field (the file's checksum, the parse options, the
+transforms, the expected shape) is part of it; a field added to the registry later is too, until
+it is listed here."""
 
 PAPERS = {
     "zaidi2017": "Zaidi et al. 2017, Table 3",
@@ -30,8 +39,8 @@ PAPERS = {
 }
 """The papers whose dataset tables the registry records, each dataset's shape as printed there: in
 the entry (``paper.<key>``; null when the paper did not use the dataset) for the first two, in the
-registry's ``papers.<key>`` table for later ones (an entry's content is part of its records' task
-keys). Each key is also the group of the datasets that paper used (:func:`paper_shapes`)."""
+registry's ``papers.<key>`` table for later ones (written when an entry's whole content was part of
+its records' task keys; :data:`DESCRIPTIVE_FIELDS` are no longer). Each key is also the group of the datasets that paper used (:func:`paper_shapes`)."""
 
 _PAPER_BIG = {"zaidi_dbl_big": ("zaidi_dbl", DBL_BIG_THRESHOLD)}
 """A paper's own *Big* subset: group name to (paper group, more rows than this in our copy)."""
@@ -161,6 +170,22 @@ def __getattr__(attr: str) -> dict[str, dict]:  # lazy module attribute REGISTRY
     if attr == "REGISTRY":
         return load_registry()
     raise AttributeError(attr)
+
+
+def data_identity(entry: dict) -> dict:
+    """The part of a registry entry that determines the dataset it loads to.
+
+    Parameters
+    ----------
+    entry : dict
+        A registry entry (:func:`load_registry`).
+
+    Returns
+    -------
+    dict
+        ``entry`` without the :data:`DESCRIPTIVE_FIELDS`.
+    """
+    return {k: v for k, v in entry.items() if k not in DESCRIPTIVE_FIELDS}
 
 
 def _entry(name: str, registry: dict | None = None) -> dict:

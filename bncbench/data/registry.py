@@ -178,8 +178,10 @@ def spec_fingerprint(spec: dict) -> str:
     -------
     str
         16 hexadecimal digits of a sha256 over the spec plus, for ``source: uci``, the
-        dataset's whole registry entry (its file's sha256 and every parse option), and for
-        ``source: file``, the sha256 of the file at ``path`` (left out if it cannot be read).
+        dataset's registry entry without its descriptive fields
+        (:func:`bncbench.data.catalog.data_identity`: the file's sha256 and every parse option,
+        not the provenance or the notes on the papers), and for ``source: file``, the sha256
+        of the file at ``path`` (left out if it cannot be read).
 
     Raises
     ------
@@ -191,12 +193,38 @@ def spec_fingerprint(spec: dict) -> str:
     return _fingerprint(json.dumps(spec, sort_keys=True, default=str))
 
 
+def legacy_spec_fingerprint(spec: dict) -> str | None:
+    """The fingerprint of a ``uci`` spec as bncbench computed it before the descriptive fields left it.
+
+    It hashed every field of the registry entry, its prose included, so a documentation edit
+    orphaned the dataset's records. The runner re-keys records stored under it
+    (:attr:`bncbench.runner.Task.legacy_key`).
+
+    Parameters
+    ----------
+    spec : dict
+        A resolved spec.
+
+    Returns
+    -------
+    str or None
+        The old fingerprint, or ``None`` where it equals :func:`spec_fingerprint` (every
+        source but ``uci``).
+    """
+    if spec.get("source") != "uci":
+        return None
+    return _fingerprint(json.dumps(spec, sort_keys=True, default=str), legacy=True)
+
+
 @functools.lru_cache(maxsize=256)
-def _fingerprint(spec_json: str) -> str:
+def _fingerprint(spec_json: str, legacy: bool = False) -> str:
     spec = json.loads(spec_json)
     ident = dict(spec)
     if spec["source"] == "uci":  # the file's checksum and every parse option of its entry
-        ident["entry"] = _uci().load_registry()[spec["name"]]
+        from bncbench.data.catalog import data_identity
+
+        entry = _uci().load_registry()[spec["name"]]
+        ident["entry"] = entry if legacy else data_identity(entry)
     elif spec["source"] == "file" and spec.get("path"):
         try:
             ident["file_sha256"] = _uci().sha256_file(spec["path"])
