@@ -39,7 +39,7 @@ if store is None:  # data only
     _prepared_fold(json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds,
                    task.round, task.fold, p.mode)
     sys.exit(0)
-rec = run_task(task, store)
+rec = run_task(task, store, progress_every=60.0)  # long fits log their progress to stderr
 sys.exit(0 if rec.status == "ok" else 3)
 """
 

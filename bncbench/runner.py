@@ -258,7 +258,7 @@ def evaluate_task(task: Task) -> TaskRecord:
     return rec
 
 
-def run_task(task: Task, store_root: str | os.PathLike) -> TaskRecord:
+def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | None = None) -> TaskRecord:
     """Evaluate one task and write its record where the task ran; returns the record without its arrays.
 
     Parameters
@@ -267,6 +267,9 @@ def run_task(task: Task, store_root: str | os.PathLike) -> TaskRecord:
         The task.
     store_root : str or os.PathLike
         The experiment's results directory (:class:`~bncbench.store.ResultStore` root).
+    progress_every : float, optional
+        An optimization that runs longer logs its progress to stderr this often, in seconds
+        (:func:`bncbench.engine.optim.fit_progress`); ``None``: silent.
 
     Returns
     -------
@@ -281,7 +284,13 @@ def run_task(task: Task, store_root: str | os.PathLike) -> TaskRecord:
     BNCBenchError or KeyError
         As :func:`evaluate_task`.
     """
-    rec = evaluate_task(task)
+    if progress_every is None:
+        rec = evaluate_task(task)
+    else:
+        from bncbench.engine.optim import fit_progress
+
+        with fit_progress(f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}", progress_every):
+            rec = evaluate_task(task)
     if rec.arrays is not None:
         rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}
     ResultStore(store_root).put(rec)
@@ -462,7 +471,9 @@ def run_experiment(
     bar = tqdm(total=len(pending), desc="tasks", unit="task", disable=(None if progress is None else not progress))
     # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
     log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
-    for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root)), pending):
+    every = log.every if log is not None else None  # fits of an hour say how far they are, as the tasks do
+    for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root),
+                                                        progress_every=every), pending):
         counts[rec.status] += 1
         bar.update(1)
         if log is not None:

@@ -427,3 +427,21 @@ def test_optimizers_run_with_single_threaded_blas(small):
     _, pmap2, problem2 = build_problem(_tables(X, y, cards, "nb"), X, y, param="discriminative")
     x2, _, _ = optimize("lbfgs", problem2, pmap2.x0(), {"maxiter": 3, "blas_threads": None})
     np.testing.assert_allclose(x1, x2, rtol=1e-10, atol=1e-12)
+
+
+def test_a_long_fit_logs_its_progress_within_fit_progress(small, capsys):
+    from bncbench.engine.optim import fit_progress
+
+    X, y, cards = small
+    make = lambda: BNClassifier(structure="tan", param="weighted", discretize=False, cardinalities=cards)  # noqa: E731
+    make().fit(X, y)
+    assert capsys.readouterr().err == ""  # outside the block: silent
+    with fit_progress("small / TAN^w r0f0", every=0.0):  # every iteration counts as a minute late
+        clf = make().fit(X, y)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == len(clf.trace_) == clf.n_iter_ + 1
+    for ln, t in zip(lines, clf.trace_):
+        assert ln.startswith(f"small / TAN^w r0f0: iteration {t['iter']}, objective {t['nll']:.10g}, "
+                             f"{t['n_fev']} evaluations, "), ln
+    make().fit(X, y)
+    assert capsys.readouterr().err == ""  # the block restored the silence

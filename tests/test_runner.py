@@ -226,6 +226,15 @@ def test_progress_is_logged_without_a_terminal(tmp_path, capsys, monkeypatch):
     run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("KDB-1", {"structure": "kdb", "k": 1})],
                    results_root=tmp_path, protocol=Protocol(seed=0, rounds=2, folds=2), progress=False)
     assert "tasks:" not in capsys.readouterr().err  # progress=False: silent
+    # the fits of the tasks say how far they are at the same rate (here: at every iteration)
+    real = runner._ProgressLog
+    monkeypatch.setattr(runner, "_ProgressLog", lambda total, every: real(total, every=0.0))
+    run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("NB^w", {"structure": "nb", "param": "weighted"})],
+                   results_root=tmp_path, protocol=Protocol(seed=0, rounds=2, folds=2), progress=None)
+    err = capsys.readouterr().err.splitlines()
+    for r, f in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        assert f"synth-nb / NB^w r{r}f{f}: iteration 0, objective " in "\n".join(err)
+    assert len([ln for ln in err if ln.startswith("synth-nb / NB^w r")]) > 4 * 3  # several per fit
 
 
 def test_progress_log_is_rate_limited(capsys, monkeypatch):

@@ -37,10 +37,16 @@ for two classes, default true; false forces the general kernel) and
 ``materialize`` (attribute-subset models, LRⁿ / DBLⁿ: build the
 ``(N, n_factors)`` row-index table instead of finding the rows on the fly,
 default false; the reference path, same results).
+
+Within :func:`fit_progress` (the runner's tasks when it logs its progress), a
+fit that runs longer than a minute prints its iteration, objective and elapsed
+time to stderr once a minute.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 from typing import Any
 
@@ -58,6 +64,35 @@ STOPS = {
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
 }
 ENGINE_KEYS = ("backend", "compress", "two_class", "materialize")  # engine options that may travel in optimizer_options
+
+
+_PROGRESS: dict = {}
+"""``{"label": str, "every": float}`` while fits log their progress (:func:`fit_progress`)."""
+
+
+@contextlib.contextmanager
+def fit_progress(label: str, every: float = 60.0):
+    """Within the block, an optimization logs one line to stderr every ``every`` seconds.
+
+    ``<label>: iteration <i>, objective <f>, <n> evaluations, <m> min``, first after ``every``
+    seconds of optimizing, so short fits print nothing. A fit of hours on a Big dataset shows
+    how far it is (the iteration counts of the records tell how many it may take).
+
+    Parameters
+    ----------
+    label : str
+        What is being fitted (the runner: dataset / model, round and fold).
+    every : float, default=60.0
+        Seconds between lines.
+    """
+    old = dict(_PROGRESS)
+    _PROGRESS.clear()
+    _PROGRESS.update(label=label, every=float(every))
+    try:
+        yield
+    finally:
+        _PROGRESS.clear()
+        _PROGRESS.update(old)
 
 
 class Tracer:
@@ -87,7 +122,7 @@ class Tracer:
             The problem being optimized.
         """
         self.problem = problem
-        self.t0 = time.perf_counter()
+        self.t0 = self._logged = time.perf_counter()
         self.trace = []
 
     def record(self, x: np.ndarray) -> None:
@@ -107,6 +142,10 @@ class Tracer:
         if p.regularized:
             rec["obj"] = float(rec["nll"] + p._penalty(x)[0])
         self.trace.append(rec)
+        if _PROGRESS and time.perf_counter() - self._logged >= _PROGRESS["every"]:
+            self._logged = time.perf_counter()
+            print(f"{_PROGRESS['label']}: iteration {rec['iter']}, objective {rec.get('obj', rec['nll']):.10g}, "
+                  f"{rec['n_fev']} evaluations, {rec['time'] / 60:.1f} min", file=sys.stderr, flush=True)
 
 
 def _rel_reduction(f0, f1):
