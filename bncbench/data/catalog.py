@@ -24,7 +24,8 @@ from bncbench.errors import BNCBenchError
 __all__ = ["DESCRIPTIVE_FIELDS", "GROUP_NAMES", "PAPERS", "data_identity", "groups", "load_registry", "paper_shapes",
            "registry_path", "resolve_names"]
 
-DESCRIPTIVE_FIELDS = frozenset({"provenance", "paper", "matches_paper", "differences", "url", "openml_id", "file_shape"})
+DESCRIPTIVE_FIELDS = frozenset({"provenance", "paper", "matches_paper", "differences", "url", "openml_id",
+                                "file_shape"})
 """The registry entry fields that describe a dataset without changing what it loads to: where the
 file came from, how it compares with the papers, where ``data fetch`` downloads it. They stay out
 of the dataset's identity (:func:`data_identity`), so editing them keeps the task keys, and so the
@@ -40,7 +41,8 @@ PAPERS = {
 """The papers whose dataset tables the registry records, each dataset's shape as printed there: in
 the entry (``paper.<key>``; null when the paper did not use the dataset) for the first two, in the
 registry's ``papers.<key>`` table for later ones (written when an entry's whole content was part of
-its records' task keys; :data:`DESCRIPTIVE_FIELDS` are no longer). Each key is also the group of the datasets that paper used (:func:`paper_shapes`)."""
+its records' task keys; :data:`DESCRIPTIVE_FIELDS` no longer are). Each key is also the group of the
+datasets that paper used (:func:`paper_shapes`)."""
 
 _PAPER_BIG = {"zaidi_dbl_big": ("zaidi_dbl", DBL_BIG_THRESHOLD)}
 """A paper's own *Big* subset: group name to (paper group, more rows than this in our copy)."""
