@@ -66,8 +66,8 @@ STOPS = {
 ENGINE_KEYS = ("backend", "compress", "two_class", "materialize")  # engine options that may travel in optimizer_options
 
 
-_PROGRESS: dict = {}
-"""``{"label": str, "every": float}`` while fits log their progress (:func:`fit_progress`)."""
+_PROGRESS: tuple[str, float] | None = None
+"""``(label, every)`` while fits log their progress (:func:`fit_progress`), else ``None``."""
 
 
 @contextlib.contextmanager
@@ -85,14 +85,12 @@ def fit_progress(label: str, every: float = 60.0):
     every : float, default=60.0
         Seconds between lines.
     """
-    old = dict(_PROGRESS)
-    _PROGRESS.clear()
-    _PROGRESS.update(label=label, every=float(every))
+    global _PROGRESS
+    old, _PROGRESS = _PROGRESS, (label, float(every))
     try:
         yield
     finally:
-        _PROGRESS.clear()
-        _PROGRESS.update(old)
+        _PROGRESS = old
 
 
 class Tracer:
@@ -122,7 +120,8 @@ class Tracer:
             The problem being optimized.
         """
         self.problem = problem
-        self.t0 = self._logged = time.perf_counter()
+        self.t0 = time.perf_counter()
+        self._logged = 0.0  # ``time`` of the last progress line (the start: none yet)
         self.trace = []
 
     def record(self, x: np.ndarray) -> None:
@@ -142,9 +141,9 @@ class Tracer:
         if p.regularized:
             rec["obj"] = float(rec["nll"] + p._penalty(x)[0])
         self.trace.append(rec)
-        if _PROGRESS and time.perf_counter() - self._logged >= _PROGRESS["every"]:
-            self._logged = time.perf_counter()
-            print(f"{_PROGRESS['label']}: iteration {rec['iter']}, objective {rec.get('obj', rec['nll']):.10g}, "
+        if _PROGRESS is not None and rec["time"] - self._logged >= _PROGRESS[1]:
+            self._logged = rec["time"]
+            print(f"{_PROGRESS[0]}: iteration {rec['iter']}, objective {rec.get('obj', rec['nll']):.10g}, "
                   f"{rec['n_fev']} evaluations, {rec['time'] / 60:.1f} min", file=sys.stderr, flush=True)
 
 
