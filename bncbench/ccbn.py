@@ -19,6 +19,7 @@ from bncbench.components import OBJECTIVES
 from bncbench.engine import Data, Layout, Problem, make_map, optimize
 from bncbench.engine.composite import CompositeLayout
 from bncbench.engine.optim import ENGINE_KEYS
+from bncbench.engine.problem import REG_SCALES
 from bncbench.engine.row_table import design_of
 from bncbench.engine.subsets import SubsetLayout
 from bncbench.errors import BNCBenchError
@@ -70,8 +71,25 @@ class CCBNModel:
     log_potentials = log_joint
 
 
-def _problem(layout, gen, codes, y_codes, *, param, init, level, reg, lam, objective, backend="numba",
-             compress=True, two_class=True, materialize=False):
+def effective_lam(lam: float, reg_scale: str, n_instances: int) -> float:
+    """The weight of the penalty beside the summed NLL that the engine minimizes.
+
+    ``"sum"``: ``lam`` itself; ``"mean"``: ``lam * n_instances``, so that the optimum is that of
+    ``mean NLL + lam/2 ||x - c||^2`` (the convention of a C that multiplies a per-instance loss).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``reg_scale`` is not one of :data:`~bncbench.engine.problem.REG_SCALES`.
+    """
+    if reg_scale not in REG_SCALES:
+        raise BNCBenchError(f"unknown reg_scale {reg_scale!r}; choose one of {', '.join(REG_SCALES)}")
+    return float(lam) * (int(n_instances) if reg_scale == "mean" else 1)
+
+
+def _problem(layout, gen, codes, y_codes, *, param, init, level, reg, lam, objective, reg_scale="sum",
+             backend="numba", compress=True, two_class=True, materialize=False):
+    lam = effective_lam(lam, reg_scale, len(y_codes))
     pmap = make_map(param, layout, gen, init, int(level))
     design = design_of(layout, codes, bool(materialize))
     data = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
@@ -81,7 +99,7 @@ def _problem(layout, gen, codes, y_codes, *, param, init, level, reg, lam, objec
 
 
 def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0, reg="none", lam=0.0,
-                  objective="cll", backend="numba", compress=True, two_class=True):
+                  reg_scale="sum", objective="cll", backend="numba", compress=True, two_class=True):
     """Layout, parameter map and objective for training codes (without optimizing).
 
     ``codes`` are the columns of ``tables``. ``backend``, ``compress`` and
@@ -90,7 +108,8 @@ def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0
     """
     layout = Layout(tables, codes)
     pmap, problem = _problem(layout, layout.generative_phi(float(m)), codes, y_codes, param=param, init=init,
-                             level=level, reg=reg, lam=lam, objective=objective, backend=backend,
+                             level=level, reg=reg, lam=lam, reg_scale=reg_scale, objective=objective,
+                             backend=backend,
                              compress=compress, two_class=two_class)
     return layout, pmap, problem
 
@@ -146,7 +165,7 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
 
 def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", optimizer: str = "lbfgs",
              optimizer_options: dict | None = None, objective: str = "cll", reg: str = "none", lam: float = 0.0,
-             level: int = 4) -> CCBNModel:
+             reg_scale: str = "sum", level: int = 4) -> CCBNModel:
     """Optimize parameterization ``param`` over the count tables of ``scorer``.
 
     Parameters
@@ -160,8 +179,9 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
         Names in the registries of :mod:`bncbench.components`.
     optimizer_options : dict, optional
         Optimizer options (:mod:`bncbench.engine.optim`), engine options included.
-    reg, lam, level
-        Regularization, its strength, and the weight tying of ``"weighted"``.
+    reg, lam, reg_scale, level
+        Regularization, its strength, whether ``lam`` is per summed or per mean NLL
+        (:func:`effective_lam`), and the weight tying of ``"weighted"``.
 
     Returns
     -------
@@ -172,7 +192,7 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     layout, gen, cols = factor_layout(scorer, codes, param)
     sub = codes if cols is None else codes[:, cols]
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, level=level, reg=reg, lam=lam,
-                             objective=objective, **engine)
+                             reg_scale=reg_scale, objective=objective, **engine)
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bncbench.components import INITS, OBJECTIVES, OPTIMIZERS, PARAMETERIZATIONS
 from bncbench.engine.params import Discriminative, Extended, Weighted
-from bncbench.engine.problem import REGS
+from bncbench.engine.problem import REG_SCALES, REGS
 from bncbench.registry import Hyperparameter, finite, integer, options
 
 INIT = Hyperparameter("init", "generative", [options(INITS)], "initialization of optimized parameters", str,
@@ -28,9 +28,12 @@ OBJECTIVE = Hyperparameter("objective", "cll", [options(OBJECTIVES)], "objective
 REG = Hyperparameter("reg", "none", [options(REGS)],
                      "regularization: none, lam/2 ||x||^2 (l2) or lam/2 ||x - 1||^2 (l2_one)", str)
 LAM = Hyperparameter("lam", 0.0, [finite(0.0)], "regularization strength", float)
+REG_SCALE = Hyperparameter("reg_scale", "sum", [options(REG_SCALES)],
+                           "lam beside the summed NLL (sum) or the mean NLL (mean: the penalty times N)", str,
+                           omit_default=True)
 LEVEL = Hyperparameter("level", 4, [integer(1, 4)],
                        "weight tying (§5.4): 1 per attribute, 2 per value, 3 per value and class, 4 untied", int)
-OPTIMIZED = (INIT, OPTIMIZER, OPTIMIZER_OPTIONS, OBJECTIVE, REG, LAM)
+OPTIMIZED = (INIT, OPTIMIZER, OPTIMIZER_OPTIONS, OBJECTIVE, REG, LAM, REG_SCALE)
 """The hyperparameters every optimized parameterization reads."""
 
 

@@ -307,6 +307,26 @@ def test_regularization_pulls(small):
     assert "obj" in to_zero.trace_[-1] and to_zero.trace_[-1]["obj"] > to_zero.trace_[-1]["nll"]
 
 
+def test_reg_scale_mean_is_lam_times_n_beside_the_summed_nll(small):
+    # mean NLL + lam/2 ||x||^2 has the optimum of summed NLL + (N lam)/2 ||x||^2: same weights, same trace
+    X, y, cards = small
+    kw = dict(structure="nb", param="weighted", init="zeros", discretize=False, cardinalities=cards, reg="l2",
+              optimizer_options={"stop": "paper"})
+    mean = BNClassifier(lam=0.05, reg_scale="mean", **kw).fit(X, y)
+    summed = BNClassifier(lam=0.05 * len(y), **kw).fit(X, y)
+    weak = BNClassifier(lam=0.05, **kw).fit(X, y)
+    np.testing.assert_allclose(mean.model_.x, summed.model_.x, rtol=1e-10, atol=1e-12)
+    assert [t["obj"] for t in mean.trace_] == pytest.approx([t["obj"] for t in summed.trace_], rel=1e-12)
+    assert np.linalg.norm(mean.model_.x) < 0.9 * np.linalg.norm(weak.model_.x)  # N = len(y) times the pull
+    base = ["structure=nb", "param=weighted", "dataset.names=[synth-nb]"]
+    (default,) = plan(base).models
+    assert "reg_scale" not in default.params  # the default stays out of model parameters, so out of task keys
+    (scaled,) = plan([*base, "param.reg_scale=mean"]).models
+    assert scaled.params == {**default.params, "reg_scale": "mean"}
+    with pytest.raises(BNCBenchError, match="reg_scale"):
+        BNClassifier(reg_scale="max", **kw).fit(X, y)
+
+
 def test_bad_options(small):
     X, y, cards = small
     kw = dict(discretize=False, cardinalities=cards, param="weighted")

@@ -9,6 +9,9 @@ from bncbench.engine.params import ParamMap
 from bncbench.errors import BNCBenchError
 
 REGS = ("none", "l2", "l2_one")
+REG_SCALES = ("sum", "mean")
+"""How ``lam`` meets the data term: beside the summed NLL (``"sum"``), or beside the mean NLL
+(``"mean"``: the penalty is multiplied by the number of training instances)."""
 
 
 class Problem:
