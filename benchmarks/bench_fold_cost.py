@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bncbench.app import plan
     from bncbench.errors import BNCBenchError
-    from bncbench.runner import Task, rekey_legacy_record
+    from bncbench.runner import Task, stored_state
     from bncbench.store import ResultStore, load_results
 
     try:
@@ -85,9 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, dict] = {}
     todo = []
     for t in tasks:
-        path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
-        rekey_legacy_record(store, t)
-        if store.is_done(path):
+        if stored_state(store, t)[2]:
             rows[t.model.label] = {"reused": True}
         else:
             todo.append(t)

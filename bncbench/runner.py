@@ -350,8 +350,8 @@ class _ProgressLog:
               f"elapsed {_hms(el)}, ETA {_hms(eta)}", file=sys.stderr, flush=True)
 
 
-def rekey_legacy_record(store: ResultStore, task: Task) -> bool:
-    """Move the task's record from its :attr:`Task.legacy_key` to its key, if it is stored there.
+def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True) -> tuple[Path, bool, bool]:
+    """Where the task's record goes, after moving it from its :attr:`Task.legacy_key` if stored there.
 
     Parameters
     ----------
@@ -359,17 +359,23 @@ def rekey_legacy_record(store: ResultStore, task: Task) -> bool:
         The experiment's store.
     task : Task
         A planned task.
+    retry_failed : bool, default=True
+        A stored failure does not count as done (:meth:`bncbench.store.ResultStore.is_done`).
 
     Returns
     -------
-    bool
-        Whether a record was moved (:meth:`bncbench.store.ResultStore.rekey`).
+    path : Path
+        The record's path under the task's key.
+    moved : bool
+        Whether a record was moved there from the legacy key (:meth:`bncbench.store.ResultStore.rekey`).
+    done : bool
+        Whether the task needs no run.
     """
-    if task.legacy_key is None:
-        return False
     name, label = task.dataset["name"], task.model.label
-    return store.rekey(store.record_path(name, label, task.round, task.fold, task.legacy_key),
-                       store.record_path(name, label, task.round, task.fold, task.key), task.key)
+    path = store.record_path(name, label, task.round, task.fold, task.key)
+    moved = task.legacy_key is not None and store.rekey(
+        store.record_path(name, label, task.round, task.fold, task.legacy_key), path, task.key)
+    return path, bool(moved), store.is_done(path, retry_failed=retry_failed)
 
 
 def _hms(seconds: float) -> str:
@@ -447,9 +453,9 @@ def run_experiment(
     pending = []
     rekeyed = 0
     for t in tasks:
-        path = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
-        rekeyed += rekey_legacy_record(store, t)
-        if store.is_done(path, retry_failed=retry_failed):
+        path, moved, done = stored_state(store, t, retry_failed=retry_failed)
+        rekeyed += moved
+        if done:
             continue
         if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key):
             raise BNCBenchError(

@@ -84,3 +84,17 @@ def test_every_registry_has_documented_components():
             for h in comp.hyperparameters:
                 assert h.doc and h.constraints, (reg.kind, comp.name, h.name)
     assert STRUCTURES["kdb"].label == "KDB-${.k}"
+
+
+def test_prose_names_exactly_the_descriptive_fields_that_stay_out_of_task_keys():
+    from bncbench.data.catalog import DESCRIPTIVE_FIELDS
+
+    header = (REPO / "datasets" / "registry.yaml").read_text()
+    m = re.search(r"except the descriptive fields (.*?)\n# \(bncbench\.data\.catalog\.DESCRIPTIVE_FIELDS\)",
+                  header, re.S)
+    assert m, "datasets/registry.yaml's header no longer names the descriptive fields"
+    assert set(re.findall(r"\w+", m.group(1).replace("#", ""))) - {"and"} == DESCRIPTIVE_FIELDS
+    protocol = " ".join((REPO / "docs" / "protocol.md").read_text().split())
+    m = re.search(r"descriptive fields \(([^:]*): `bncbench\.data\.catalog\.DESCRIPTIVE_FIELDS`\)", protocol)
+    assert m, "docs/protocol.md no longer names the descriptive fields"
+    assert set(re.findall(r"\w+", m.group(1))) == DESCRIPTIVE_FIELDS
