@@ -109,8 +109,7 @@ def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0
     layout = Layout(tables, codes)
     pmap, problem = _problem(layout, layout.generative_phi(float(m)), codes, y_codes, param=param, init=init,
                              level=level, reg=reg, lam=lam, reg_scale=reg_scale, objective=objective,
-                             backend=backend,
-                             compress=compress, two_class=two_class)
+                             backend=backend, compress=compress, two_class=two_class)
     return layout, pmap, problem
 
 
