@@ -32,6 +32,7 @@ from bncbench.data.given_split import holdout_indices
 from bncbench.errors import BNCBenchError
 from bncbench.models import ModelSpec
 from bncbench.preprocess import Discretizer
+from bncbench.provenance import environment
 from bncbench.protocol import MODES, cv_folds, rmse, zero_one_loss
 from bncbench.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
@@ -225,7 +226,7 @@ def evaluate_task(task: Task) -> TaskRecord:
 
     p = task.protocol
     rec = TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
-                     task.key, task.model.params, protocol=p.mode)
+                     task.key, task.model.params, protocol=p.mode, environment=environment())
     try:
         ds, train, test, codes, cards = _prepared_fold(
             json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,

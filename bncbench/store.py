@@ -84,6 +84,10 @@ class TaskRecord:
         The failed task's traceback (at most 8 frames).
     protocol : {"cv", "holdout"}, optional
         The protocol mode (absent from records written before it existed: cv).
+    environment : dict of str to str, optional
+        Software versions, processor and git commit of the process that computed the record
+        (:func:`bncbench.provenance.environment`; absent from records written before it existed).
+        Not part of the key.
     arrays : dict of str to ndarray, optional
         Per-test-instance ``test_index``, ``y_true``, ``y_pred`` (shape (n_test,)) and ``proba``
         (shape (n_test, n_classes)); ``None`` for a failed task or a :meth:`summary`.
@@ -117,6 +121,7 @@ class TaskRecord:
     error: Optional[str] = None
     traceback: Optional[str] = None
     protocol: Optional[str] = None  # "cv" or "holdout" (records before it: cv)
+    environment: Optional[dict] = None
     arrays: Optional[dict] = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -478,8 +483,9 @@ def load_results(root: str | os.PathLike, *, with_trace: bool = False) -> pd.Dat
 
     One row per (dataset, model, round, fold) task. Columns include
     ``dataset, model, round, fold, status, zero_one, rmse, train_time,
-    test_time, n_parameters, n_train, n_test, big`` and the model's
-    parameters as ``param.*`` columns; ``trace`` (a list of per-iteration
+    test_time, n_parameters, n_train, n_test, big``, the model's
+    parameters as ``param.*`` columns and the record's environment as ``env.*`` columns
+    (``env.numpy``, ``env.cpu``, ...); ``trace`` (a list of per-iteration
     dicts) is kept only with ``with_trace=True``. ``path`` points at the record.
 
     Parameters
@@ -507,6 +513,8 @@ def load_results(root: str | os.PathLike, *, with_trace: bool = False) -> pd.Dat
         model_params = rec.pop("model_params", {}) or {}
         for k, v in model_params.items():
             rec[f"param.{k}"] = v if not isinstance(v, (list, dict)) else json.dumps(v)
+        for k, v in (rec.pop("environment", None) or {}).items():
+            rec[f"env.{k}"] = v
         rec["path"] = str(p)
         rows.append(rec)
     return pd.DataFrame(rows)

@@ -158,7 +158,10 @@ def test_report_cli_end_to_end(tiny_run, tmp_path):
         a = summary[summary.model == "TAN"].set_index("dataset")[r.metric]
         b = summary[summary.model == "NB"].set_index("dataset")[r.metric]
         assert r.wins == int((a < b).sum()) and r.losses == int((a > b).sum())
-    assert "Report: tiny" in (out / "index.md").read_text()
+    index = (out / "index.md").read_text()
+    assert "Report: tiny" in index
+    line = next(l for l in index.splitlines() if l.startswith("Computed with: "))
+    assert f"numpy {np.__version__}" in line and "not recorded" not in line
 
     # command-line pairs override the config; tables only
     out2 = tmp_path / "rep2"
@@ -200,3 +203,14 @@ def test_report_cli_bad_winloss_config(tiny_run, tmp_path, capsys):
         err = capsys.readouterr().err
         assert expect in err and err.count("\n") == 1, err
     assert not (tmp_path / "o").exists()
+
+
+def test_environment_line_counts_tasks_per_environment_and_the_unrecorded():
+    from bncbench.report.sections import _environment_notes
+
+    recs = pd.DataFrame({"env.numpy": ["2.4.6", "2.4.6", "1.26.4", None], "env.cpu": ["EPYC", "EPYC", "Xeon", None],
+                         "env.commit": ["31bbf5c7800f2ff7", "31bbf5c7800f2ff7", None, None]})
+    assert _environment_notes(recs) == [("text", "Computed with: commit 31bbf5c7800f, numpy 2.4.6, cpu EPYC (2 tasks); "
+                                                 "numpy 1.26.4, cpu Xeon (1 tasks); not recorded (1 tasks, written "
+                                                 "before records named it).")]
+    assert _environment_notes(recs.drop(columns=list(recs))) == []

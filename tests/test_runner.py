@@ -389,3 +389,26 @@ def test_rekey_after_a_kill_at_any_step(tmp_path):
     store.write(old, {"key": "old", "status": "ok"}, {"proba": np.eye(2)})  # killed before removing the old JSON
     assert store.rekey(old, new, "new")
     assert sorted(p.name for p in old.parent.iterdir()) == ["r0f0-new.json", "r0f0-new.npz"]
+
+
+def test_records_name_their_environment_which_stays_out_of_the_key(tmp_path):
+    import numba
+    import scipy
+
+    from bncbench import __version__
+
+    _run(tmp_path, datasets=("synth-nb",), rounds=1)
+    df = load_results(tmp_path)
+    assert (df["env.numpy"] == np.__version__).all() and (df["env.scipy"] == scipy.__version__).all()
+    assert (df["env.numba"] == numba.__version__).all() and (df["env.bncbench"] == __version__).all()
+    if (REPO / ".git").exists():
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        assert (df["env.commit"] == head.strip()).all()
+    # a record computed elsewhere (another numpy, another processor) is still this task's record
+    for p in record_files(tmp_path):
+        rec = json.loads(p.read_text())
+        rec["environment"] = {**rec["environment"], "numpy": "0.0.0", "cpu": "elsewhere"}
+        p.write_text(json.dumps(rec))
+    counts = _run(tmp_path, datasets=("synth-nb",), rounds=1)
+    assert counts["skipped"] == counts["total"] == 4 and counts["ok"] == 0
+    assert set(load_results(tmp_path)["env.cpu"]) == {"elsewhere"}

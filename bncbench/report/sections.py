@@ -99,7 +99,24 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
         bad = records[records["status"] != "ok"].groupby(["dataset", "model"]).size()
         sec.items.append(("text", "Failed tasks: " + ", ".join(f"{d} / {T.md_label(m)} ({k})" for (d, m), k in bad.items())))
     sec.items += _fold_notes(summary)
+    sec.items += _environment_notes(records)
     return sec
+
+
+def _environment_notes(records: pd.DataFrame) -> list:
+    """A line naming the environments the records were computed in, with their task counts."""
+    cols = [c for c in ("env.bncbench", "env.commit", "env.numpy", "env.scipy", "env.numba", "env.cpu")
+            if c in records]
+    if not cols:
+        return []
+    envs = records[cols].fillna("?").astype(str).value_counts(sort=True)
+    unknown = tuple("?" for _ in cols)
+    n_unknown = int(envs.get(unknown, 0))
+    parts = [", ".join(f"{c[4:]} {v[:12] if c == 'env.commit' else v}" for c, v in zip(cols, key) if v != "?")
+             + f" ({k} tasks)" for key, k in envs.items() if key != unknown]
+    if n_unknown:
+        parts.append(f"not recorded ({n_unknown} tasks, written before records named it)")
+    return [("text", "Computed with: " + "; ".join(T.md_escape(p) for p in parts) + ".")]
 
 
 def _fold_notes(summary: pd.DataFrame) -> list:
