@@ -7,7 +7,7 @@ probabilities (float64), predictions, metrics and optimizer counters of round 0 
 experiment configs must compose the same models (labels, parameters, task keys: a stored
 sweep resumes; for registry datasets, the key before the fingerprint left out the entry's
 prose, under which the runner finds and re-keys a stored record), and the runner's task
-evaluation must reproduce every number.
+evaluation must reproduce every number (an optimized model's probabilities to 1e-6: see below).
 """
 
 import json
@@ -55,12 +55,17 @@ def test_rebuilt_code_reproduces_the_golden_records(experiment):
         spec = registry.resolve([r["dataset"]])[0]
         rec = evaluate_task(Task(spec, ModelSpec(r["label"], r["params"]), 0, r["fold"], Protocol(0, 5, 2), data_dir))
         assert rec.status == "ok", rec.error
-        np.testing.assert_allclose(rec.arrays["proba"], arrays[r["case"] + "/proba"], rtol=0, atol=1e-12,
+        # An optimized model takes the same iterations and evaluations, but its iterate drifts with
+        # the rounding of the installed NumPy/SciPy (golden: the machine of cb5d75e; numpy 2.4.6
+        # moves breast-w's NB^d (I) probabilities by 5e-8 after its L-BFGS run), so its numbers
+        # are compared at the optimizer's precision; generative ones to the last bits.
+        atol = 1e-12 if r["params"].get("param", "generative") == "generative" else 1e-6
+        np.testing.assert_allclose(rec.arrays["proba"], arrays[r["case"] + "/proba"], rtol=0, atol=atol,
                                    err_msg=r["case"])
         np.testing.assert_array_equal(rec.arrays["y_pred"], arrays[r["case"] + "/y_pred"], err_msg=r["case"])
         assert (rec.zero_one, rec.n_parameters) == (r["zero_one"], r["n_parameters"]), r["case"]
-        assert rec.rmse == pytest.approx(r["rmse"], abs=1e-12), r["case"]
+        assert rec.rmse == pytest.approx(r["rmse"], abs=atol), r["case"]
         for attr in ("n_iter", "n_fev"):
             assert getattr(rec, attr) == r.get(attr), (r["case"], attr)
         if "train_cll" in r:
-            assert rec.train_cll == pytest.approx(r["train_cll"], rel=1e-12), r["case"]
+            assert rec.train_cll == pytest.approx(r["train_cll"], rel=1e-9), r["case"]
