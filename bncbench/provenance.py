@@ -19,6 +19,12 @@ from pathlib import Path
 PACKAGES = ("bncbench", "numpy", "scipy", "numba", "scikit-learn", "pandas")
 """The distributions whose versions a record names."""
 
+KEYS = ("bncbench", "commit", "python", *PACKAGES[1:], "machine", "cpu")
+"""Every key of :func:`environment`, in the order a report names them."""
+
+DIRTY = "-dirty"
+"""Appended to ``commit`` when tracked files differ from it (the records are not that commit's)."""
+
 
 def _cpu_model() -> str:
     try:
@@ -30,17 +36,23 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
+                          check=True).stdout.strip()
+
+
 def _git_commit() -> str | None:
-    """The commit of the checkout bncbench is imported from, or ``None`` (not a git checkout)."""
+    """The commit of the checkout bncbench is imported from, with :data:`DIRTY` appended when a tracked
+    file differs from it; ``None`` outside a git checkout."""
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():
         return None
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=True)
+        head = _git(root, "rev-parse", "HEAD")
+        dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return (head + DIRTY if dirty else head) or None
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,7 +65,8 @@ def environment() -> dict[str, str]:
     -------
     dict of str to str
         ``python``, each installed name of :data:`PACKAGES`, ``machine`` (e.g. ``x86_64``), ``cpu``
-        (the processor's model name) and ``commit`` when bncbench runs from a git checkout.
+        (the processor's model name) and ``commit`` when bncbench runs from a git checkout (ending in
+        :data:`DIRTY` when tracked files were changed): the keys of :data:`KEYS`.
     """
     env = {"python": platform.python_version()}
     for name in PACKAGES:
@@ -68,4 +81,4 @@ def environment() -> dict[str, str]:
     return env
 
 
-__all__ = ["PACKAGES", "environment"]
+__all__ = ["DIRTY", "KEYS", "PACKAGES", "environment"]

@@ -396,14 +396,18 @@ def test_records_name_their_environment_which_stays_out_of_the_key(tmp_path):
     import scipy
 
     from bncbench import __version__
+    from bncbench.provenance import KEYS
 
     _run(tmp_path, datasets=("synth-nb",), rounds=1)
     df = load_results(tmp_path)
     assert (df["env.numpy"] == np.__version__).all() and (df["env.scipy"] == scipy.__version__).all()
     assert (df["env.numba"] == numba.__version__).all() and (df["env.bncbench"] == __version__).all()
     if (REPO / ".git").exists():
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
-        assert (df["env.commit"] == head.strip()).all()
+        git = lambda *a: subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True).stdout.strip()  # noqa: E731
+        dirty = "-dirty" if git("status", "--porcelain", "--untracked-files=no") else ""
+        assert (df["env.commit"] == git("rev-parse", "HEAD") + dirty).all()
+    # the report names every key a record has (provenance.KEYS)
+    assert {c[4:] for c in df if c.startswith("env.")} <= set(KEYS) and {"python", "cpu", "machine"} <= set(KEYS)
     # a record computed elsewhere (another numpy, another processor) is still this task's record
     for p in record_files(tmp_path):
         rec = json.loads(p.read_text())

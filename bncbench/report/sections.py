@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bncbench import provenance
 from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.report import tables as T
 from bncbench.report.config import GroupSpec, ReportConfig
@@ -105,18 +106,23 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
 
 def _environment_notes(records: pd.DataFrame) -> list:
     """A line naming the environments the records were computed in, with their task counts."""
-    cols = [c for c in ("env.bncbench", "env.commit", "env.numpy", "env.scipy", "env.numba", "env.cpu")
-            if c in records]
+    cols = [f"env.{k}" for k in provenance.KEYS if f"env.{k}" in records]
     if not cols:
         return []
     envs = records[cols].fillna("?").astype(str).value_counts(sort=True)
     unknown = tuple("?" for _ in cols)
     n_unknown = int(envs.get(unknown, 0))
-    parts = [", ".join(f"{c[4:]} {v[:12] if c == 'env.commit' else v}" for c, v in zip(cols, key) if v != "?")
-             + f" ({k} tasks)" for key, k in envs.items() if key != unknown]
+    parts = [", ".join(f"{c[4:]} {_short_commit(v) if c == 'env.commit' else v}" for c, v in zip(cols, key)
+                       if v != "?") + f" ({k} tasks)" for key, k in envs.items() if key != unknown]
     if n_unknown:
         parts.append(f"not recorded ({n_unknown} tasks, written before records named it)")
     return [("text", "Computed with: " + "; ".join(T.md_escape(p) for p in parts) + ".")]
+
+
+def _short_commit(commit: str) -> str:
+    """A commit's first 12 hex digits, keeping its :data:`~bncbench.provenance.DIRTY` mark."""
+    dirty = commit.endswith(provenance.DIRTY)
+    return commit[:12] + (provenance.DIRTY if dirty else "")
 
 
 def _fold_notes(summary: pd.DataFrame) -> list:
