@@ -219,3 +219,40 @@ def test_environment_line_counts_tasks_per_environment_and_the_unrecorded():
                          "env.commit": ["31bbf5c7800f2ff7-dirty"], "env.bncbench": ["0.1.0"]})
     assert _environment_notes(recs) == [("text", "Computed with: bncbench 0.1.0, commit 31bbf5c7800f-dirty, "
                                                  "python 3.11.2, scikit-learn 1.9.1, cpu EPYC (1 tasks).")]
+
+
+def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path, capsys):
+    """A dataset only in another run's summary.csv joins the W-D-L counts and the per-dataset tables."""
+    from bncbench.__main__ import main
+
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("name: tiny\nreport:\n  reference: NB\n  tables:\n    - name: t\n      pairs: ['TAN:NB']\n"
+                   "      metrics: [zero_one, rmse]\n")
+    base = tmp_path / "base"
+    assert report_main([str(tiny_run), "--out", str(base), "--config", str(cfg), "--no-figures"]) == 0
+    old = pd.read_csv(base / "summary.csv")
+    extra = old[old.dataset == "synth-nb"].assign(dataset="synth-extra")
+    extra.loc[extra.model == "TAN", ["zero_one", "rmse"]] = [0.9, 0.9]      # TAN loses there
+    extra.loc[extra.model == "NB", ["zero_one", "rmse"]] = [0.1, 0.1]
+    pd.concat([old, extra]).to_csv(tmp_path / "old.csv", index=False)
+    out = tmp_path / "sup"
+    assert report_main([str(tiny_run), "--out", str(out), "--config", str(cfg), "--no-figures",
+                        "--supplement", str(tmp_path / "old.csv")]) == 0
+    before = pd.read_csv(base / "tables" / "t.csv").set_index("metric")
+    after = pd.read_csv(out / "tables" / "t.csv").set_index("metric")
+    assert (after.n == 3).all() and (after.losses == before.losses + 1).all() and (after.wins == before.wins).all()
+    per = pd.read_csv(out / "tables" / "per_dataset_zero_one_all.csv")
+    assert "synth-extra" in per.to_string() and "0.9" in per[per.iloc[:, 0] == "synth-extra"].to_string()
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {"old.csv"}
+    assert set(summary.loc[summary.dataset != "synth-extra", "source"]) == {"records"}
+    index = (out / "index.md").read_text()
+    assert "Supplied: 2 (dataset, model) means from old.csv" in index and "3 datasets" in index
+    # a supplement of other data: one line, exit code 2, no report
+    extra.assign(dataset="synth-nb", n_instances=7).to_csv(tmp_path / "bad.csv", index=False)
+    capsys.readouterr()
+    assert main(["report", str(tiny_run), "--out", str(tmp_path / "o"), "--config", str(cfg),
+                 "--supplement", str(tmp_path / "bad.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "dataset synth-nb has instances" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()

@@ -46,6 +46,7 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
     _wdl_section,
     _winloss_section,
 )
+from bncbench.report.supplement import read_supplement, supplement_summary
 from bncbench.store import atomic_write_bytes, load_results
 
 
@@ -138,9 +139,11 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
         Report directory; ``reports/<name>`` (relative to the working directory) by default, with
         ``<name>`` the config's experiment name or the results directory's name.
     overrides : dict, optional
-        Command-line options (keys ``config``, ``pairs``, ``reference``, ``metrics``, ``models``,
-        ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``, ``friedman_models``,
-        ``figures``, ``n_jobs``); None values are ignored. Not modified.
+        Command-line options (keys ``config``, ``supplement``, ``pairs``, ``reference``, ``metrics``,
+        ``models``, ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``,
+        ``friedman_models``, ``figures``, ``n_jobs``); None values are ignored. Not modified.
+        ``supplement`` is another run's ``summary.csv`` whose rows complete the summary
+        (:func:`~bncbench.report.supplement.supplement_summary`).
     log : callable, optional
         Progress messages; printed to stderr by default.
 
@@ -152,8 +155,9 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     Raises
     ------
     BNCBenchError
-        If ``results_dir`` does not exist or holds no records, the config file is missing or
-        unreadable, a requested model is not in the results, the report config is invalid (see
+        If ``results_dir`` does not exist or holds no records, the config file or the supplement
+        is missing or unreadable, the supplement's data differ from the records', a requested
+        model is not in the results, the report config is invalid (see
         :func:`~bncbench.report.config.build_config`), or ``n_jobs`` is 0 or below -1.
     """
     t0 = time.perf_counter()
@@ -186,8 +190,14 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     from bncbench.summary import summarize
 
     summary = summarize(records.drop(columns=["trace"], errors="ignore"), correction=_read_correction(cfg_path))
+    supplement = overrides.pop("supplement", None)
+    if supplement:
+        summary, unknown = supplement_summary(summary, read_supplement(supplement), Path(supplement).name)
+        if unknown:
+            log(f"bncbench: report: the supplement's models {', '.join(unknown)} are not in the records: left out")
     return report_from_frames(records, summary, out, section=section, name=name, overrides=overrides,
-                              source=f"`{results_dir}`, config `{cfg_path if cfg_path else 'none (defaults)'}`",
+                              source=f"`{results_dir}`, config `{cfg_path if cfg_path else 'none (defaults)'}`"
+                                     + (f", supplement `{supplement}`" if supplement else ""),
                               log=log, t0=t0)
 
 

@@ -19,6 +19,7 @@ from bncbench import provenance
 from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.report import tables as T
 from bncbench.report.config import GroupSpec, ReportConfig
+from bncbench.report.supplement import supplied_note
 from bncbench.report.stats import (
     DRAW_ATOL,
     DRAW_RTOL,
@@ -99,6 +100,9 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
     if n_failed:
         bad = records[records["status"] != "ok"].groupby(["dataset", "model"]).size()
         sec.items.append(("text", "Failed tasks: " + ", ".join(f"{d} / {T.md_label(m)} ({k})" for (d, m), k in bad.items())))
+    supplied = supplied_note(summary)
+    if supplied:
+        sec.items.append(("text", "Supplied: " + T.md_escape(supplied)))
     sec.items += _fold_notes(summary)
     sec.items += _environment_notes(records)
     return sec

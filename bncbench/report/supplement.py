@@ -1,0 +1,149 @@
+"""A report's summary completed by another run's per-dataset means (``report --supplement SUMMARY.csv``).
+
+Records are not committed and do not survive a change of machine; a committed report's
+``summary.csv`` does. Every W-D-L table, sign test, geometric mean and Friedman test of a report
+is computed from the per-dataset means, so a new run of the missing (dataset, model) pairs plus an
+earlier report's ``summary.csv`` give the whole report without rerunning what was done. The
+supplied rows carry no records: they are in no convergence figure, task count or "Computed with"
+line, and the overview names them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from bncbench.data.dataset import BIG_THRESHOLD
+from bncbench.errors import BNCBenchError
+
+SOURCE = "source"
+"""Column of a supplemented summary: ``records`` or the supplement's file name."""
+REQUIRED = ("dataset", "model", "n_ok", "n_instances")
+"""Columns a supplement must have (besides its metrics): the completeness rule and the data check need them."""
+
+
+def read_supplement(path: str | Path) -> pd.DataFrame:
+    """A ``summary.csv`` written by ``python -m bncbench report``.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Its rows, one per (dataset, model).
+
+    Raises
+    ------
+    BNCBenchError
+        If the file is missing or unreadable, lacks a column of :data:`REQUIRED`, or holds a
+        (dataset, model) twice.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise BNCBenchError(f"supplement not found: {path}")
+    try:
+        sup = pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError) as e:
+        raise BNCBenchError(f"supplement {path} is not a readable CSV: {e}") from None
+    missing = [c for c in REQUIRED if c not in sup]
+    if missing:
+        raise BNCBenchError(f"supplement {path} is not a report's summary.csv: no column {', '.join(missing)}")
+    dup = sup.duplicated(["dataset", "model"])
+    if dup.any():
+        r = sup[dup].iloc[0]
+        raise BNCBenchError(f"supplement {path} holds {r['dataset']} / {r['model']} twice")
+    return sup
+
+
+def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> tuple[pd.DataFrame, list[str]]:
+    """``summary`` with the rows of ``sup`` for the pairs it lacks or holds with fewer successful folds.
+
+    A (dataset, model) of the records is kept unless the supplement has it with more successful
+    folds; a model the records do not have is left out (the report's models and their parameters
+    come from the records).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The summary of the records (:func:`bncbench.summary.summarize`).
+    sup : pandas.DataFrame
+        Another run's summary (:func:`read_supplement`).
+    name : str
+        What the :data:`SOURCE` column says of the supplied rows (the file's name).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The merged summary, in the records' order with the supplied rows after them, and a
+        :data:`SOURCE` column.
+    list of str
+        The supplement's models that the records do not have (left out).
+
+    Raises
+    ------
+    BNCBenchError
+        If a dataset has another number of instances or another protocol in the supplement than
+        in the records (not the same data or not the same experiment).
+    """
+    models = set(summary["model"])
+    unknown = sorted(set(sup["model"]) - models)
+    sup = sup[sup["model"].isin(models)]
+    _check_same_data(summary, sup)
+    have = summary.set_index(["dataset", "model"])["n_ok"].fillna(0)
+    offered = sup.set_index(["dataset", "model"])["n_ok"].fillna(0)
+    better = offered[offered > have.reindex(offered.index).fillna(-1)].index
+    drop = summary.set_index(["dataset", "model"]).index.isin(better)
+    rows = sup.set_index(["dataset", "model"]).loc[better].reset_index()
+    rows = rows[[c for c in rows if c in summary or c in REQUIRED]]
+    rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
+    merged = pd.concat([summary[~drop].assign(**{SOURCE: "records"}), rows.assign(**{SOURCE: name})],
+                       ignore_index=True)
+    return merged, unknown
+
+
+def _check_same_data(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
+    for col, what in (("n_instances", "instances"), ("protocol", "protocol")):
+        if col not in summary or col not in sup:
+            continue
+        ours = summary.dropna(subset=[col]).groupby("dataset")[col].first()
+        theirs = sup.dropna(subset=[col]).groupby("dataset")[col].first()
+        both = ours.index.intersection(theirs.index)
+        bad = [d for d in both if ours[d] != theirs[d]]
+        if bad:
+            d = bad[0]
+            raise BNCBenchError(f"dataset {d} has {what} {ours[d]} in the records but {theirs[d]} in the supplement: "
+                                f"not the same data or protocol")
+
+
+def supplied_note(summary: pd.DataFrame) -> str | None:
+    """The overview's line naming the supplied pairs per model, or None without any.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary with or without a :data:`SOURCE` column.
+
+    Returns
+    -------
+    str or None
+        Markdown-free text; the caller escapes it.
+    """
+    if SOURCE not in summary:
+        return None
+    sup = summary[summary[SOURCE] != "records"]
+    if sup.empty:
+        return None
+    parts = []
+    for src, g in sup.groupby(SOURCE, sort=False):
+        per_model = g.groupby("model", sort=False)["dataset"].nunique()
+        parts.append(f"{len(g)} (dataset, model) means from {src}, another run's summary without records "
+                     f"(not in the task counts, the convergence figures or the environment line): "
+                     + ", ".join(f"{m} ({k} datasets)" for m, k in per_model.items()))
+    return "; ".join(parts) + "."
+
+
+__all__ = ["REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied_note"]

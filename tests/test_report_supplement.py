@@ -1,0 +1,53 @@
+"""report --supplement: another run's summary.csv completes the records' summary."""
+
+import pandas as pd
+import pytest
+
+from bncbench.errors import BNCBenchError
+from bncbench.report.supplement import SOURCE, read_supplement, supplement_summary, supplied_note
+
+
+def rows(spec):
+    """(dataset, model, n_ok, zero_one, n_instances) tuples as a summary."""
+    return pd.DataFrame([{"dataset": d, "model": m, "n_ok": k, "n_failed": 0, "zero_one": z, "n_instances": n,
+                          "protocol": "cv", "big": False} for d, m, k, z, n in spec])
+
+
+RECORDS = rows([("d1", "A", 10, 0.10, 100), ("d1", "B", 3, 0.20, 100), ("d2", "A", 10, 0.30, 200)])
+
+
+def test_the_supplement_fills_what_the_records_lack_or_hold_with_fewer_folds():
+    sup = rows([("d1", "A", 10, 0.11, 100),       # records as complete: records kept
+                ("d1", "B", 10, 0.25, 100),       # records have 3 folds: supplied
+                ("d2", "B", 10, 0.35, 200),       # not in the records: supplied
+                ("d3", "A", 10, 0.40, 20000),     # a dataset the records lack: supplied, Big by its size
+                ("d3", "C", 10, 0.50, 20000)])    # a model the records lack: left out
+    merged, unknown = supplement_summary(RECORDS, sup, "old.csv")
+    assert unknown == ["C"]
+    got = {(r.dataset, r.model): (r.n_ok, r.zero_one, getattr(r, SOURCE), r.big) for r in merged.itertuples()}
+    assert got == {("d1", "A"): (10, 0.10, "records", False), ("d2", "A"): (10, 0.30, "records", False),
+                   ("d1", "B"): (10, 0.25, "old.csv", False), ("d2", "B"): (10, 0.35, "old.csv", False),
+                   ("d3", "A"): (10, 0.40, "old.csv", True)}
+    assert supplied_note(merged) == ("3 (dataset, model) means from old.csv, another run's summary without records "
+                                     "(not in the task counts, the convergence figures or the environment line): "
+                                     "B (2 datasets), A (1 datasets).")
+    assert supplied_note(RECORDS) is None
+
+
+def test_other_data_or_protocol_is_refused():
+    with pytest.raises(BNCBenchError, match="dataset d2 has instances 200 in the records but 199 in the supplement"):
+        supplement_summary(RECORDS, rows([("d2", "B", 10, 0.3, 199)]), "x")
+    holdout = rows([("d1", "B", 1, 0.3, 100)]).assign(protocol="holdout")
+    with pytest.raises(BNCBenchError, match="dataset d1 has protocol cv in the records but holdout"):
+        supplement_summary(RECORDS, holdout, "x")
+
+
+def test_unreadable_supplements_are_one_line(tmp_path):
+    with pytest.raises(BNCBenchError, match="supplement not found"):
+        read_supplement(tmp_path / "none.csv")
+    (tmp_path / "a.csv").write_text("dataset,model,zero_one\nd1,A,0.1\n")
+    with pytest.raises(BNCBenchError, match="no column n_ok, n_instances"):
+        read_supplement(tmp_path / "a.csv")
+    pd.concat([RECORDS, RECORDS.iloc[:1]]).to_csv(tmp_path / "b.csv", index=False)
+    with pytest.raises(BNCBenchError, match="holds d1 / A twice"):
+        read_supplement(tmp_path / "b.csv")
