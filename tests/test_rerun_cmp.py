@@ -41,6 +41,9 @@ def test_a_changed_mean_is_counted_and_its_cell_marked():
     assert cells.loc["zero_one", "new"] == "2/0/2 (1.000)"
     assert cells.loc["zero_one", "moved"] and not cells.loc["rmse", "moved"]
     assert set(cells["model_b"]) == {"B"}          # a pair with a model absent from the runs is skipped
+    # rows a report supplied from the first run's summary are not the second run's: left out
+    supplied = new_s.assign(source=["records"] * 8 + ["old.csv"] * 2)   # d5 supplied
+    assert set(cmp.common_pairs(old_s, supplied)["dataset"]) == {"d1", "d2", "d3", "d4"}
 
 
 def test_committed_report_against_itself_moves_nothing():

@@ -3,7 +3,8 @@
 Reads two ``summary.csv`` files of the same experiment (``python -m bncbench report`` writes one
 beside each report; the committed ones are enough, no records are needed) and prints Markdown:
 
-* per model, over the (dataset, model) pairs complete in both runs (every fold): how many
+* per model, over the (dataset, model) pairs complete in both runs (every fold) and computed by
+  each from its records (a report's ``--supplement`` rows are left out): how many
   pairs differ in mean 0-1 loss, RMSE, bias and variance by more than ``--atol``, and the
   largest difference with its dataset;
 * every W-D-L cell of the experiment's report tables (``report.tables`` of the experiment's
@@ -26,14 +27,20 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from bncbench.report.stats import incomplete, wdl_table
+from bncbench.report.supplement import SOURCE
 
 HERE = Path(__file__).parent
 METRICS = ("zero_one", "rmse", "bias", "variance")
 
 
 def common_pairs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """The (dataset, model) pairs complete in both summaries (every fold of the dataset), merged."""
+    """The (dataset, model) pairs complete in both summaries (every fold of the dataset), merged.
+
+    A row that a report took from another summary (``report --supplement``: its ``source`` is not
+    ``records``) is left out: it is the other run's number, not this run's.
+    """
     old, new = old[~incomplete(old)], new[~incomplete(new)]
+    old, new = (s[s[SOURCE] == "records"] if SOURCE in s else s for s in (old, new))
     m = old.merge(new, on=["dataset", "model"], suffixes=("_old", "_new"))
     return m[(m["n_ok_old"] == m["n_ok_new"]) & (m["n_failed_old"].fillna(0) == 0)
              & (m["n_failed_new"].fillna(0) == 0)]
