@@ -18,7 +18,9 @@ from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.errors import BNCBenchError
 
 SOURCE = "source"
-"""Column of a supplemented summary: ``records`` or the supplement's file name."""
+"""Column of a supplemented summary: :data:`RECORDS` or the supplement's file name."""
+RECORDS = "records"
+"""The :data:`SOURCE` of a row summarized from the records."""
 REQUIRED = ("dataset", "model", "n_ok", "n_instances")
 """Columns a supplement must have (besides its metrics): the completeness rule and the data check need them."""
 
@@ -100,7 +102,7 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     rows = sup.set_index(["dataset", "model"]).loc[better].reset_index()
     rows = rows[[c for c in rows if c in summary or c in REQUIRED]]
     rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
-    merged = pd.concat([summary[~drop].assign(**{SOURCE: "records"}), rows.assign(**{SOURCE: name})],
+    merged = pd.concat([summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: name})],
                        ignore_index=True)
     return merged, unknown
 
@@ -119,6 +121,24 @@ def _check_same_data(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
                                 f"not the same data or protocol")
 
 
+def supplied(summary: pd.DataFrame) -> pd.Series:
+    """Whether each row of ``summary`` came from a supplement (all False without a :data:`SOURCE` column).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary, supplemented or not.
+
+    Returns
+    -------
+    pandas.Series of bool
+        Aligned with ``summary``.
+    """
+    if SOURCE not in summary:
+        return pd.Series(False, index=summary.index)
+    return summary[SOURCE] != RECORDS
+
+
 def supplied_note(summary: pd.DataFrame) -> str | None:
     """The overview's line naming the supplied pairs per model, or None without any.
 
@@ -132,9 +152,7 @@ def supplied_note(summary: pd.DataFrame) -> str | None:
     str or None
         Markdown-free text; the caller escapes it.
     """
-    if SOURCE not in summary:
-        return None
-    sup = summary[summary[SOURCE] != "records"]
+    sup = summary[supplied(summary)]
     if sup.empty:
         return None
     parts = []
@@ -146,4 +164,4 @@ def supplied_note(summary: pd.DataFrame) -> str | None:
     return "; ".join(parts) + "."
 
 
-__all__ = ["REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied_note"]
+__all__ = ["RECORDS", "REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied", "supplied_note"]

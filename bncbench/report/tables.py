@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.report.stats import ALPHA, METRIC_NAMES, metric_name
-from bncbench.report.supplement import SOURCE
+from bncbench.report.supplement import supplied
 
 if TYPE_CHECKING:
     from bncbench.report.stats import FriedmanResult
@@ -361,8 +361,8 @@ def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str,
         Per-dataset summary (its datasets are the rows, in order).
     metric : str
         A record column (fold values), else a summary column (one value, ``n`` from ``n_ok``); a
-        (dataset, model) without records, or whose summary row another run supplied (``source``
-        column, :data:`~bncbench.report.supplement.SOURCE`), takes the summary's value.
+        (dataset, model) without records, or whose summary row another run supplied
+        (:func:`~bncbench.report.supplement.supplied`), takes the summary's value.
     models : list of str
         Models (column groups), in order.
 
@@ -384,9 +384,10 @@ def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str,
                 out.loc[d, (m, "std")] = row["std"]
                 out.loc[d, (m, "n")] = row["count"]
     if metric in summary:  # summary-only metrics, and the rows a report's --supplement gave
-        for _, row in summary[summary["model"].isin(models)].iterrows():
+        rows = summary["model"].isin(models)
+        for (_, row), from_other_run in zip(summary[rows].iterrows(), supplied(summary)[rows]):
             d, m = row["dataset"], row["model"]
-            if row.get(SOURCE, "records") != "records" or np.isnan(out.loc[d, (m, "mean")]):
+            if from_other_run or np.isnan(out.loc[d, (m, "mean")]):
                 out.loc[d, [(m, "mean"), (m, "std"), (m, "n")]] = [row[metric], np.nan, row.get("n_ok", np.nan)]
     return out
 

@@ -27,7 +27,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from bncbench.report.stats import incomplete, wdl_table
-from bncbench.report.supplement import SOURCE
+from bncbench.report.supplement import supplied
 
 HERE = Path(__file__).parent
 METRICS = ("zero_one", "rmse", "bias", "variance")
@@ -40,7 +40,7 @@ def common_pairs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     ``records``) is left out: it is the other run's number, not this run's.
     """
     old, new = old[~incomplete(old)], new[~incomplete(new)]
-    old, new = (s[s[SOURCE] == "records"] if SOURCE in s else s for s in (old, new))
+    old, new = old[~supplied(old)], new[~supplied(new)]
     m = old.merge(new, on=["dataset", "model"], suffixes=("_old", "_new"))
     return m[(m["n_ok_old"] == m["n_ok_new"]) & (m["n_failed_old"].fillna(0) == 0)
              & (m["n_failed_new"].fillna(0) == 0)]
