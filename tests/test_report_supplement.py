@@ -30,7 +30,7 @@ def test_the_supplement_fills_what_the_records_lack_or_hold_with_fewer_folds():
                    ("d3", "A"): (10, 0.40, "old.csv", True)}
     assert supplied_note(merged) == ("3 (dataset, model) means from old.csv, another run's summary without records "
                                      "(not in the task counts, the convergence figures or the environment line): "
-                                     "B (2 datasets), A (1 datasets).")
+                                     "B (2 datasets), A (1 dataset).")
     assert supplied_note(RECORDS) is None
 
 

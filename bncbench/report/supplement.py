@@ -160,7 +160,7 @@ def supplied_note(summary: pd.DataFrame) -> str | None:
         per_model = g.groupby("model", sort=False)["dataset"].nunique()
         parts.append(f"{len(g)} (dataset, model) means from {src}, another run's summary without records "
                      f"(not in the task counts, the convergence figures or the environment line): "
-                     + ", ".join(f"{m} ({k} datasets)" for m, k in per_model.items()))
+                     + ", ".join(f"{m} ({k} dataset{'' if k == 1 else 's'})" for m, k in per_model.items()))
     return "; ".join(parts) + "."
 
 

@@ -16,6 +16,9 @@ Markdown for ``docs/reproductions/zaidi_dbl.md``:
     python -m bncbench report results/zaidi_dbl --out reports/zaidi_dbl_10k --big-threshold 10000
     python docs/reproductions/zaidi_dbl_paper.py --report docs/reproductions/zaidi_dbl \
         --report-10k reports/zaidi_dbl_10k
+
+With ``--baseline`` (and ``--baseline-10k``) an earlier report's cells of Tables 2-4 stand before
+ours, and ours are marked `` ·`` where they differ (``--only DBL3``: DBL³'s rows alone).
 """
 
 from __future__ import annotations
@@ -87,28 +90,39 @@ def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def wdl_section(reports: dict[str, Path]) -> str:
-    """Tables 2-4: one Markdown table per paper table, the paper's cells beside each report's."""
+def wdl_section(reports: dict[str, Path], against: dict[str, str] | None = None,
+                only: str | None = None) -> str:
+    """Tables 2-4: one Markdown table per paper table, the paper's cells beside each report's.
+
+    ``reports`` maps a column's heading to a report; ``against`` maps a heading to the heading
+    of the column it is read against: its cell is marked `` ·`` where the two differ. ``only``
+    keeps the comparisons of that model (the first of a pair).
+    """
+    against = against or {}
     out = []
     for table, pairs in TABLES.items():
+        pairs = [(a, b) for a, b in pairs if only is None or a == only]
         frames = {name: pd.read_csv(path / "tables" / f"{table}.csv") for name, path in reports.items()}
-        head = ["comparison", "datasets", "metric", "paper"] + [f"ours, {name}" for name in reports]
+        head = ["comparison", "datasets", "metric", "paper"] + list(reports)
         out += [f"**{table[:-1].capitalize()} {table[-1]}**", "", "| " + " | ".join(head) + " |",
                 "|" + "---|" * len(head)]
         for a, b in pairs:
             for subset, metric in ROWS:
                 w, d, l, p = PAPER_WDL[(a, b)][(subset, metric)]
                 sig = p == "<0.001" or float(p) <= 0.05
-                cells = [f"{a} vs {b}", subset, METRIC_NAMES[metric], _cell(w, d, l, p, sig)]
+                cells = {}
                 for name, df in frames.items():
                     r = df[(df.model_a == a) & (df.model_b == b) & (df.subset == subset) & (df.metric == metric)]
                     if r.empty or int(r.n.iloc[0]) == 0:
-                        cells.append("–")
+                        cells[name] = "–"
                     else:
                         r = r.iloc[0]
-                        cells.append(_cell(int(r.wins), int(r.draws), int(r.losses), _p(float(r.p)),
-                                           bool(r.significant)))
-                out.append("| " + " | ".join(cells) + " |")
+                        cells[name] = _cell(int(r.wins), int(r.draws), int(r.losses), _p(float(r.p)),
+                                            bool(r.significant))
+                marked = [c + (" ·" if name in against and c != cells[against[name]] else "")
+                          for name, c in cells.items()]
+                row = [f"{a} vs {b}", subset, METRIC_NAMES[metric], _cell(w, d, l, p, sig)] + marked
+                out.append("| " + " | ".join(row) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -135,18 +149,38 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", default=str(HERE / "zaidi_dbl"), help="the report with Big = > 100,000 rows")
     ap.add_argument("--report-10k", default=None, help="the report with Big = > 10,000 rows (--big-threshold 10000)")
+    ap.add_argument("--baseline", default=None,
+                    help="an earlier report (Big > 100,000 rows): Tables 2-4 print its cells before ours "
+                         "and mark ours with ' ·' where they differ")
+    ap.add_argument("--baseline-10k", default=None, help="the same with Big = > 10,000 rows")
+    ap.add_argument("--name", default="ours", help="the heading of our columns (default: ours)")
+    ap.add_argument("--baseline-name", default="baseline", help="the heading of the baseline's columns")
+    ap.add_argument("--only", default=None, metavar="MODEL",
+                    help="Tables 2-4: only the comparisons of MODEL (DBL2 or DBL3); no Tables 5-6")
     args = ap.parse_args(argv)
-    reports = {"Big > 100,000 rows": Path(args.report)}
-    if args.report_10k:
-        reports["Big > 10,000 rows"] = Path(args.report_10k)
+    if args.only is not None and args.only not in {a for pairs in TABLES.values() for a, _ in pairs}:
+        print(f"zaidi_dbl_paper: --only {args.only}: the tables compare DBL2 and DBL3", file=sys.stderr)
+        return 2
+    splits = [("Big > 100,000 rows", args.report, args.baseline)]
+    if args.report_10k or args.baseline_10k:
+        splits.append(("Big > 10,000 rows", args.report_10k, args.baseline_10k))
+    reports, against = {}, {}
+    for split, ours, baseline in splits:
+        if ours is None:
+            print("zaidi_dbl_paper: --baseline-10k needs --report-10k", file=sys.stderr)
+            return 2
+        if baseline is not None:
+            reports[f"{args.baseline_name}, {split}"] = Path(baseline)
+            against[f"{args.name}, {split}"] = f"{args.baseline_name}, {split}"
+        reports[f"{args.name}, {split}"] = Path(ours)
     for path in reports.values():
         if not (path / "summary.csv").is_file():
             print(f"zaidi_dbl_paper: no report in {path} (summary.csv missing)", file=sys.stderr)
             return 2
-    print(wdl_section(reports))
-    print(big_section(pd.read_csv(Path(args.report) / "summary.csv")))
+    print(wdl_section(reports, against, args.only))
+    if args.only is None:
+        print(big_section(pd.read_csv(Path(args.report) / "summary.csv")))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
