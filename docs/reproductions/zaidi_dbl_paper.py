@@ -182,5 +182,6 @@ def main(argv: list[str] | None = None) -> int:
         print(big_section(pd.read_csv(Path(args.report) / "summary.csv")))
     return 0
 
+
 if __name__ == "__main__":
     sys.exit(main())
