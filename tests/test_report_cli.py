@@ -1,5 +1,6 @@
 """Figures from a fixture with optimized families, and the report CLI end to end on a tiny real run."""
 
+import json
 import re
 from pathlib import Path
 
@@ -256,3 +257,12 @@ def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path
     err = capsys.readouterr().err
     assert "dataset synth-nb has instances" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()
+    # each model's parameters are in summary.csv; a supplement whose NB stands for another model is refused
+    assert {m: json.loads(p)["structure"] for m, p in zip(summary.model, summary.params)} == {"NB": "nb", "TAN": "tan"}
+    tan = extra.loc[extra.model == "TAN", "params"].iloc[0]
+    extra.assign(params=tan).to_csv(tmp_path / "relabelled.csv", index=False)
+    assert main(["report", str(tiny_run), "--out", str(tmp_path / "o"), "--config", str(cfg),
+                 "--supplement", str(tmp_path / "relabelled.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "model NB has other parameters in the records than in the supplement (structure nb vs tan" in err
+    assert err.count("\n") == 1 and not (tmp_path / "o").exists()

@@ -1,10 +1,13 @@
 """report --supplement: another run's summary.csv completes the records' summary."""
 
+import json
+
+import numpy as np
 import pandas as pd
 import pytest
 
 from bncbench.errors import BNCBenchError
-from bncbench.report.supplement import SOURCE, read_supplement, supplement_summary, supplied_note
+from bncbench.report.supplement import PARAMS, SOURCE, read_supplement, supplement_summary, supplied_note, with_params
 
 
 def rows(spec):
@@ -40,6 +43,33 @@ def test_other_data_or_protocol_is_refused():
     holdout = rows([("d1", "B", 1, 0.3, 100)]).assign(protocol="holdout")
     with pytest.raises(BNCBenchError, match="dataset d1 has protocol cv in the records but holdout"):
         supplement_summary(RECORDS, holdout, "x")
+
+
+def test_a_label_that_stands_for_other_parameters_is_refused():
+    ours = with_params(RECORDS, {"A": {"structure": "anje", "n": np.float64(2.0), "lam": 0.01},
+                                 "B": {"structure": "nb", "options": {"stop": "ebnc"}}})
+    assert json.loads(ours.loc[0, PARAMS]) == {"lam": 0.01, "n": 2.0, "structure": "anje"}
+    assert list(ours[PARAMS][ours.model == "A"].str[:6]) == ['{"lam"'] * 2          # sorted keys
+    same = rows([("d1", "B", 10, 0.25, 100), ("d2", "A", 10, 0.3, 200)])
+    same = with_params(same, {"A": {"n": 2, "lam": 0.01, "structure": "anje"}, "B": {"options": {"stop": "ebnc"},
+                                                                                 "structure": "nb"}})
+    merged, _ = supplement_summary(ours, same, "old.csv")           # 2 and 2.0 are the same value
+    assert (merged.loc[merged[SOURCE] == "old.csv", "model"] == "B").all()
+    other = with_params(rows([("d1", "B", 10, 0.25, 100), ("d2", "A", 10, 0.3, 200)]),
+                        {"A": {"n": 2, "lam": 0.01, "structure": "anje", "reg_scale": "mean"},
+                         "B": {"options": {"stop": "ebnc"}, "structure": "nb"}})
+    with pytest.raises(BNCBenchError, match=r"^model A has other parameters in the records than in the supplement "
+                                            r"\(reg_scale \(unset\) vs mean\): not the same model$"):
+        supplement_summary(ours, other, "x")
+    nested = with_params(rows([("d1", "B", 10, 0.25, 100)]), {"B": {"options": {"stop": "pgtol"}, "structure": "nb"}})
+    with pytest.raises(BNCBenchError, match="model B .*options {'stop': 'ebnc'} vs {'stop': 'pgtol'}"):
+        supplement_summary(ours, nested, "x")
+    with pytest.raises(BNCBenchError, match="the supplement's params of model B is not JSON: {stop"):
+        supplement_summary(ours, nested.assign(params="{stop"), "x")
+    # a summary written before the column existed (or records without it) cannot be checked
+    for recs, sup in ((ours, other.drop(columns=[PARAMS])), (RECORDS, other)):
+        merged, _ = supplement_summary(recs, sup, "x")
+        assert list(merged.loc[merged[SOURCE] == "x", "model"]) == ["B"]    # d1 / B: 10 folds against 3
 
 
 def test_unreadable_supplements_are_one_line(tmp_path):

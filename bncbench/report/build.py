@@ -3,7 +3,7 @@
 Layout of ``reports/<name>/``::
 
     index.md, index.html          links to (and shows) every table and figure
-    summary.csv                   per (dataset, model) means (bncbench.summary.summarize)
+    summary.csv                   per (dataset, model) means (bncbench.summary.summarize), each model's parameters
     tables/<wdl name>.{tex,md,csv}       W-D-L tables with sign tests (All / Big)
     tables/<win/loss plot name>.{tex,md,csv}   the W-D-L counts behind a win/loss plot
     tables/geomean.{md,csv}              geometric means normalized to each group's reference
@@ -46,7 +46,7 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
     _wdl_section,
     _winloss_section,
 )
-from bncbench.report.supplement import read_supplement, supplement_summary
+from bncbench.report.supplement import read_supplement, supplement_summary, with_params
 from bncbench.store import atomic_write_bytes, load_results
 
 
@@ -190,6 +190,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     from bncbench.summary import summarize
 
     summary = summarize(records.drop(columns=["trace"], errors="ignore"), correction=_read_correction(cfg_path))
+    summary = with_params(summary, model_params(records))
     supplement = overrides.pop("supplement", None)
     if supplement:
         summary, unknown = supplement_summary(summary, read_supplement(supplement), Path(supplement).name)

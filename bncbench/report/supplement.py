@@ -6,10 +6,15 @@ is computed from the per-dataset means, so a new run of the missing (dataset, mo
 earlier report's ``summary.csv`` give the whole report without rerunning what was done. The
 supplied rows carry no records: they are in no convergence figure, task count or "Computed with"
 line, and the overview names them.
+
+A report's summary names each model's parameters (:data:`PARAMS`), so a supplement whose label
+stands for another model (another ``lam``, ``reg_scale``, structure ...) is refused rather than
+compared under the wrong name. A summary written before that column existed cannot be checked.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -21,8 +26,36 @@ SOURCE = "source"
 """Column of a supplemented summary: :data:`RECORDS` or the supplement's file name."""
 RECORDS = "records"
 """The :data:`SOURCE` of a row summarized from the records."""
+PARAMS = "params"
+"""Column of a report's summary: the model's parameters (the records' ``param.*``) as JSON with sorted keys."""
 REQUIRED = ("dataset", "model", "n_ok", "n_instances")
 """Columns a supplement must have (besides its metrics): the completeness rule and the data check need them."""
+
+
+def with_params(summary: pd.DataFrame, params: dict[str, dict]) -> pd.DataFrame:
+    """``summary`` with a :data:`PARAMS` column: each row's model's parameters as JSON with sorted keys.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A summary with a ``model`` column.
+    params : dict of str to dict
+        ``{label: parameters}`` (:func:`bncbench.report.families.model_params`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy; a model missing from ``params`` gets no value.
+    """
+    text = {m: json.dumps(p, sort_keys=True, default=_plain) for m, p in params.items()}
+    return summary.assign(**{PARAMS: summary["model"].map(text)})
+
+
+def _plain(value):
+    """A NumPy scalar as the Python number JSON can write."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not a model parameter JSON can write")
 
 
 def read_supplement(path: str | Path) -> pd.DataFrame:
@@ -89,12 +122,14 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     ------
     BNCBenchError
         If a dataset has another number of instances or another protocol in the supplement than
-        in the records (not the same data or not the same experiment).
+        in the records (not the same data or not the same experiment), or a model has other
+        parameters (:data:`PARAMS`, when both summaries have the column: not the same model).
     """
     models = set(summary["model"])
     unknown = sorted(set(sup["model"]) - models)
     sup = sup[sup["model"].isin(models)]
     _check_same_data(summary, sup)
+    _check_same_models(summary, sup)
     have = summary.set_index(["dataset", "model"])["n_ok"].fillna(0)
     offered = sup.set_index(["dataset", "model"])["n_ok"].fillna(0)
     better = offered[offered > have.reindex(offered.index).fillna(-1)].index
@@ -119,6 +154,26 @@ def _check_same_data(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
             d = bad[0]
             raise BNCBenchError(f"dataset {d} has {what} {ours[d]} in the records but {theirs[d]} in the supplement: "
                                 f"not the same data or protocol")
+
+
+def _check_same_models(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
+    if PARAMS not in summary or PARAMS not in sup:
+        return
+    ours = summary.dropna(subset=[PARAMS]).groupby("model")[PARAMS].first()
+    for model, text in sup.dropna(subset=[PARAMS]).drop_duplicates(["model", PARAMS])[["model", PARAMS]].itertuples(
+            index=False):
+        if model not in ours:
+            continue
+        a = json.loads(ours[model])
+        try:
+            b = json.loads(text)
+        except ValueError:
+            raise BNCBenchError(f"the supplement's {PARAMS} of model {model} is not JSON: {text[:60]}") from None
+        if a != b:        # parsed, so 2 and 2.0 (an int column with gaps is float) are the same value
+            diff = ", ".join(f"{k} {a.get(k, '(unset)')} vs {b.get(k, '(unset)')}"
+                             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
+            raise BNCBenchError(f"model {model} has other parameters in the records than in the supplement "
+                                f"({diff}): not the same model")
 
 
 def supplied(summary: pd.DataFrame) -> pd.Series:
