@@ -352,7 +352,7 @@ class ResultStore:
             np.savez_compressed(buf, **arrays)
             atomic_write_bytes(path.with_suffix(".npz"), buf.getvalue())
         record = {**record, "record_version": RECORD_VERSION}
-        atomic_write_bytes(path, json.dumps(record, default=_json_default).encode())
+        atomic_write_bytes(path, json.dumps(record, default=json_default).encode())
 
     def clean_temp(self) -> int:
         """Remove temporary files left by killed writers; returns how many.
@@ -452,11 +452,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
+def json_default(o):
+    """What ``json.dumps(..., default=json_default)`` writes for a value JSON cannot encode itself.
+
+    NumPy booleans, integers and floats become the Python values they hold (a DataFrame's
+    ``param.*`` column yields them), arrays become lists, anything else its ``str()``.
+
+    Parameters
+    ----------
+    o : object
+        The value.
+
+    Returns
+    -------
+    bool, int, float, list or str
+    """
+    if isinstance(o, (np.bool_, np.integer, np.floating)):
+        return o.item()
     if isinstance(o, np.ndarray):
         return o.tolist()
     return str(o)

@@ -49,6 +49,9 @@ def test_a_label_that_stands_for_other_parameters_is_refused():
     ours = with_params(RECORDS, {"A": {"structure": "anje", "n": np.float64(2.0), "lam": 0.01},
                                  "B": {"structure": "nb", "options": {"stop": "ebnc"}}})
     assert json.loads(ours.loc[0, PARAMS]) == {"lam": 0.01, "n": 2.0, "structure": "anje"}
+    # a NumPy bool (a param column without gaps) is written as the JSON bool that a column with gaps gives
+    flags = [with_params(RECORDS, {"A": {"flag": v}})[PARAMS].iloc[0] for v in (np.bool_(True), True)]
+    assert flags == ['{"flag": true}'] * 2
     assert list(ours[PARAMS][ours.model == "A"].str[:6]) == ['{"lam"'] * 2          # sorted keys
     same = rows([("d1", "B", 10, 0.25, 100), ("d2", "A", 10, 0.3, 200)])
     same = with_params(same, {"A": {"n": 2, "lam": 0.01, "structure": "anje"}, "B": {"options": {"stop": "ebnc"},

@@ -21,6 +21,7 @@ import pandas as pd
 
 from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.errors import BNCBenchError
+from bncbench.store import json_default
 
 SOURCE = "source"
 """Column of a supplemented summary: :data:`RECORDS` or the supplement's file name."""
@@ -47,15 +48,8 @@ def with_params(summary: pd.DataFrame, params: dict[str, dict]) -> pd.DataFrame:
     pandas.DataFrame
         A copy; a model missing from ``params`` gets no value.
     """
-    text = {m: json.dumps(p, sort_keys=True, default=_plain) for m, p in params.items()}
+    text = {m: json.dumps(p, sort_keys=True, default=json_default) for m, p in params.items()}
     return summary.assign(**{PARAMS: summary["model"].map(text)})
-
-
-def _plain(value):
-    """A NumPy scalar as the Python number JSON can write."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not a model parameter JSON can write")
 
 
 def read_supplement(path: str | Path) -> pd.DataFrame:
