@@ -383,30 +383,35 @@ class Registry:
 
             load_plugins()
 
-    def names(self) -> list[str]:
-        """Registered names, in registration order."""
+    def _ordered(self) -> list[Component]:
+        """The components: built-ins in the order of their modules in ``builtins``, then plug-ins; each
+        module's in registration order. Not the order of registration itself, which depends on which
+        module was imported first (its registration loads the others before it is added)."""
         self._load()
-        return list(self._items)
+        rank = {m: i for i, m in enumerate(self._builtins)}
+        return sorted(self._items.values(), key=lambda c: rank.get(c.module, len(rank)))
+
+    def names(self) -> list[str]:
+        """Registered names: built-ins in the order of their modules, then plug-ins, each in registration order."""
+        return [c.name for c in self._ordered()]
 
     def builtins(self) -> list[str]:
-        """The names of the components that ship with bncbench (no plug-ins)."""
-        self._load()
-        return [n for n, c in self._items.items() if c.module in self._builtins]
+        """The names of the components that ship with bncbench (no plug-ins), in :meth:`names`' order."""
+        return [c.name for c in self._ordered() if c.module in self._builtins]
 
     def __contains__(self, name) -> bool:
         self._load()
         return name in self._items
 
     def __iter__(self):
-        self._load()
-        return iter(list(self._items.values()))
+        return iter(self._ordered())
 
     def __getitem__(self, name: str) -> Component:
         self._load()
         try:
             return self._items[name]
         except (KeyError, TypeError):
-            raise BNCBenchError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}") from None
+            raise BNCBenchError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self.names())}") from None
 
     def schema(self, name: str) -> type:
         """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters.

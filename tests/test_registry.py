@@ -2,6 +2,8 @@
 
 import inspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,16 @@ def test_docs_list_every_component_and_hyperparameter():
     assert m, "docs/configuration.md lost its registry markers"
     assert m.group(1) == describe(builtins_only=True), \
         "docs/configuration.md is stale: paste `python -m bncbench components` (built-ins) in"
+
+
+@pytest.mark.parametrize("first", ["bncbench.structures.tan", "bncbench.estimators.mestimate", "bncbench.executors.slurm"])
+def test_the_order_of_names_does_not_depend_on_which_module_is_imported_first(first):
+    """A built-in's registration loads the other built-in modules before it is added: the order of
+    names (docs, messages) follows the registry's module list all the same."""
+    code = (f"import {first}\nfrom bncbench.components import ALL\n"
+            "print(repr([(r.kind, r.names()) for r in ALL]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == [(r.kind, r.builtins()) for r in ALL]
 
 
 def test_estimator_keywords_and_constraints_come_from_the_registries():
