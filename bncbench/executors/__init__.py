@@ -3,133 +3,27 @@
 An executor is the runner's one seam to compute resources. It maps a function
 over tasks and yields the results as they finish, in any order; the function
 and the tasks are picklable (tasks are typed, pure; see :mod:`bncbench.runner`).
-A backend for Dask or SLURM job arrays is one more class registered here.
+A backend is one module here registering one class:
+
+``joblib`` (:mod:`.local`)   worker processes on this machine (the default)
+``slurm`` (:mod:`.slurm`)    SLURM job arrays through submitit, from a login node
+``dask`` (:mod:`.dask`)      a Dask cluster: local, or a scheduler's address (dask-jobqueue)
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Protocol, TypeVar
+from typing import Any
+
+from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
 from bncbench.components import EXECUTORS
-from bncbench.registry import Hyperparameter
+from bncbench.executors.base import Executor, in_worker
+from bncbench.executors.dask import DaskExecutor
+from bncbench.executors.local import JoblibExecutor, check_n_jobs
+from bncbench.executors.slurm import SlurmExecutor
+from bncbench.registry import ParameterError
 
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-class Executor(Protocol):
-    """Runs ``fn`` on every item; yields the results in completion order.
-
-    A structural protocol: any object with a :meth:`map_unordered` method of this signature is an
-    executor (the classes registered in :data:`bncbench.components.EXECUTORS` are).
-    """
-
-    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
-        """Apply ``fn`` to every item of ``items``.
-
-        Parameters
-        ----------
-        fn : callable
-            A picklable function of one task.
-        items : iterable
-            The tasks (picklable).
-
-        Returns
-        -------
-        iterator
-            ``fn(item)`` for every item, in the order the calls finish (not necessarily the order
-            of ``items``).
-        """
-        ...
-
-
-def check_n_jobs(n: int) -> int:
-    """``n`` as a joblib worker count (>= 1, or -1 for one per core); one clear error otherwise.
-
-    Parameters
-    ----------
-    n : int
-        The requested number of worker processes (anything ``int()`` accepts).
-
-    Returns
-    -------
-    int
-        ``int(n)``.
-
-    Raises
-    ------
-    BNCBenchError
-        If ``int(n)`` is 0 or below -1.
-    """
-    n = int(n)
-    if n == 0 or n < -1:
-        from bncbench.errors import BNCBenchError
-
-        raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n}")
-    return n
-
-
-@EXECUTORS.register("joblib", label="", check=lambda values: check_n_jobs(values.get("n_jobs", 1)),
-                    hyperparameters=[
-    Hyperparameter("n_jobs", 1, [int], "worker processes (1: in this process; -1: one per core)", int)])
-class JoblibExecutor:
-    """Tasks in ``n_jobs`` joblib (loky) worker processes on this machine; ``n_jobs=1`` runs them in-process.
-
-    Parameters
-    ----------
-    n_jobs : int, default=1
-        Worker processes; 1 runs the tasks lazily in this process, -1 starts one per core.
-
-    Attributes
-    ----------
-    n_jobs : int
-        ``int(n_jobs)``.
-    """
-
-    def __init__(self, n_jobs: int = 1) -> None:
-        """Store the worker count (not validated here: :func:`make_executor` checks it).
-
-        Parameters
-        ----------
-        n_jobs : int, default=1
-            Worker processes; converted with ``int()``.
-        """
-        self.n_jobs = int(n_jobs)
-
-    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
-        """Apply ``fn`` to every item, in this process or in joblib's loky workers.
-
-        Parameters
-        ----------
-        fn : callable
-            A picklable function of one task.
-        items : iterable
-            The tasks.
-
-        Returns
-        -------
-        iterator
-            ``fn(item)`` for every item. With ``n_jobs == 1`` a lazy generator in the order of ``items``;
-            otherwise joblib's ``generator_unordered`` (batch size 1), in completion order.
-        """
-        if self.n_jobs == 1:
-            return (fn(t) for t in items)
-        from joblib import Parallel, delayed
-
-        return Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", batch_size=1)(
-            delayed(_in_worker)(fn, t) for t in items)
-
-
-def _in_worker(fn, item):
-    """``fn(item)`` in a worker process, which reloads datasets the parent has loaded: their identifier
-    warnings were given there, when the run was checked (:func:`bncbench.data.registry.check_available`)."""
-    import warnings
-
-    from bncbench.errors import IdentifierWarning
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IdentifierWarning)
-        return fn(item)
+__all__ = ["DaskExecutor", "Executor", "JoblibExecutor", "SlurmExecutor", "check_n_jobs", "in_worker", "make_executor"]
 
 
 def make_executor(name: str = "joblib", **options: Any) -> Executor:
@@ -151,11 +45,17 @@ def make_executor(name: str = "joblib", **options: Any) -> Executor:
     Raises
     ------
     BNCBenchError
-        If ``name`` is not registered, or the executor's ``check`` rejects the values (for
-        ``joblib``: an ``n_jobs`` of 0 or below -1).
+        If ``name`` is not registered, a value is outside its declared range
+        (:class:`~bncbench.registry.ParameterError`), or the executor's ``check`` rejects the
+        values (``joblib``: an ``n_jobs`` of 0 or below -1; ``slurm``: no ``sbatch`` or ``srun`` here).
     """
     comp = EXECUTORS[name]
     values = comp.params(options)
+    try:
+        validate_parameter_constraints({h.name: h.constraints for h in comp.hyperparameters}, values,
+                                       caller_name=f"executor {name!r}")
+    except InvalidParameterError as exc:
+        raise ParameterError(str(exc)) from None
     if comp.check is not None:
         comp.check(values)
     return comp.obj(**values)

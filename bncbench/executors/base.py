@@ -1,0 +1,46 @@
+"""What every executor is: the :class:`Executor` protocol, and the call a worker makes."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator, Protocol, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Executor(Protocol):
+    """Runs ``fn`` on every item; yields the results in completion order.
+
+    A structural protocol: any object with a :meth:`map_unordered` method of this signature is an
+    executor (the classes registered in :data:`bncbench.components.EXECUTORS` are).
+    """
+
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """Apply ``fn`` to every item of ``items``.
+
+        Parameters
+        ----------
+        fn : callable
+            A picklable function of one task.
+        items : iterable
+            The tasks (picklable).
+
+        Returns
+        -------
+        iterator
+            ``fn(item)`` for every item, in the order the calls finish (not necessarily the order
+            of ``items``).
+        """
+        ...
+
+
+def in_worker(fn, item):
+    """``fn(item)`` in a worker process, which reloads datasets the parent has loaded: their identifier
+    warnings were given there, when the run was checked (:func:`bncbench.data.registry.check_available`)."""
+    import warnings
+
+    from bncbench.errors import IdentifierWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IdentifierWarning)
+        return fn(item)

@@ -1,0 +1,85 @@
+"""The ``joblib`` executor: tasks in worker processes on this machine (the default)."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Iterator
+
+from bncbench.components import EXECUTORS
+from bncbench.errors import BNCBenchError
+from bncbench.executors.base import R, T, in_worker
+from bncbench.registry import Hyperparameter
+
+
+def check_n_jobs(n: int) -> int:
+    """``n`` as a joblib worker count (>= 1, or -1 for one per core); one clear error otherwise.
+
+    Parameters
+    ----------
+    n : int
+        The requested number of worker processes (anything ``int()`` accepts).
+
+    Returns
+    -------
+    int
+        ``int(n)``.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``int(n)`` is 0 or below -1.
+    """
+    n = int(n)
+    if n == 0 or n < -1:
+        raise BNCBenchError(f"n_jobs must be >= 1 or -1, got {n}")
+    return n
+
+
+@EXECUTORS.register("joblib", label="", check=lambda values: check_n_jobs(values.get("n_jobs", 1)),
+                    hyperparameters=[
+    Hyperparameter("n_jobs", 1, [int], "worker processes (1: in this process; -1: one per core)", int)])
+class JoblibExecutor:
+    """Tasks in ``n_jobs`` joblib (loky) worker processes on this machine; ``n_jobs=1`` runs them in-process.
+
+    Parameters
+    ----------
+    n_jobs : int, default=1
+        Worker processes; 1 runs the tasks lazily in this process, -1 starts one per core.
+
+    Attributes
+    ----------
+    n_jobs : int
+        ``int(n_jobs)``.
+    """
+
+    def __init__(self, n_jobs: int = 1) -> None:
+        """Store the worker count (not validated here: :func:`make_executor` checks it).
+
+        Parameters
+        ----------
+        n_jobs : int, default=1
+            Worker processes; converted with ``int()``.
+        """
+        self.n_jobs = int(n_jobs)
+
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """Apply ``fn`` to every item, in this process or in joblib's loky workers.
+
+        Parameters
+        ----------
+        fn : callable
+            A picklable function of one task.
+        items : iterable
+            The tasks.
+
+        Returns
+        -------
+        iterator
+            ``fn(item)`` for every item. With ``n_jobs == 1`` a lazy generator in the order of ``items``;
+            otherwise joblib's ``generator_unordered`` (batch size 1), in completion order.
+        """
+        if self.n_jobs == 1:
+            return (fn(t) for t in items)
+        from joblib import Parallel, delayed
+
+        return Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", batch_size=1)(
+            delayed(in_worker)(fn, t) for t in items)

@@ -1,0 +1,265 @@
+"""The ``slurm`` executor: the runner's tasks as SLURM job arrays, submitted through submitit.
+
+The runner stays on the login node (in ``tmux``, ``screen`` or a small job of its own): it plans
+the pending tasks, submits them as job arrays and waits, while every array element evaluates its
+tasks and writes their records into the results store itself, as the local workers do. So the
+store, the data directory (``$BNCBENCH_DATA_DIR``), the cache and the Python environment must be
+on a file system the compute nodes share. A job that ends without its records (time limit, memory,
+a node lost) leaves its tasks pending; the runner reports it in one line once every other job has
+ended, and the same command submits only what is still missing. Stopping the runner (Ctrl-C)
+cancels the jobs it submitted; records already written stay.
+
+``cluster=local`` runs the same submission as local subprocesses (submitit's local executor):
+a way to try a configuration, pickling included, before a cluster sees it.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import sys
+import time
+from typing import Callable, Iterable, Iterator
+
+from bncbench.components import EXECUTORS
+from bncbench.errors import BNCBenchError
+from bncbench.executors.base import R, T, in_worker
+from bncbench.registry import Hyperparameter, finite, integer, options
+
+CLUSTERS = ("slurm", "local")
+
+
+def _check(values: dict) -> None:
+    """Before any task: submitit importable, and ``sbatch`` and ``srun`` here for ``cluster=slurm``."""
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        raise BNCBenchError("executor slurm needs submitit: pip install -e '.[slurm]'") from None
+    missing = [c for c in ("sbatch", "srun") if shutil.which(c) is None]
+    if values.get("cluster", "slurm") == "slurm" and missing:
+        raise BNCBenchError(f"executor slurm: no {' or '.join(missing)} on this machine's PATH; run from a SLURM "
+                            "login node (executor.cluster=local tries the same submission with local processes)")
+
+
+def run_batch(fn: Callable[[T], R], batch: list) -> list:
+    """What one array element runs: ``fn`` on each task of its batch, in order.
+
+    Parameters
+    ----------
+    fn : callable
+        A picklable function of one task (the runner's ``run_task``).
+    batch : list
+        The element's tasks.
+
+    Returns
+    -------
+    list
+        ``fn(task)`` for every task of ``batch``.
+    """
+    return [in_worker(fn, t) for t in batch]
+
+
+@EXECUTORS.register("slurm", label="", check=_check, hyperparameters=[
+    Hyperparameter("cluster", "slurm", [options(CLUSTERS)],
+                   "slurm: sbatch job arrays; local: the same submission as local processes", str),
+    Hyperparameter("folder", "submitit", [str], "submission scripts, pickles and logs (%j: the job id)", str),
+    Hyperparameter("partition", None, [str, None], "SLURM partition (None: the cluster's default)", str),
+    Hyperparameter("timeout_min", 1440, [integer(1)], "time limit of one array element, minutes", int),
+    Hyperparameter("cpus_per_task", 1, [integer(1)], "CPUs per array element (a fit uses one)", int),
+    Hyperparameter("mem_gb", None, [finite(0.0), None], "memory per array element, GB (None: the default)",
+                   float),
+    Hyperparameter("tasks_per_job", 1, [integer(1)], "tasks one array element runs, one after another", int),
+    Hyperparameter("array_parallelism", 256, [integer(1)], "array elements running at once (sbatch --array %)",
+                   int),
+    Hyperparameter("max_array_size", 1000, [integer(1)],
+                   "elements per array (below the cluster's MaxArraySize); more tasks: more arrays", int),
+    Hyperparameter("sbatch", {}, [dict], "more #SBATCH options: {account: x, qos: y, gres: 'gpu:0'}",
+                   dict),
+    Hyperparameter("setup", [], [list], "shell lines before each job (module load, source venv)", list),
+    Hyperparameter("poll_seconds", 30.0, [finite(0.0)], "seconds between two looks at the jobs' states", float),
+])
+class SlurmExecutor:
+    """Tasks as SLURM job arrays (submitit); the records are written by the jobs, on a shared file system.
+
+    Parameters
+    ----------
+    cluster : {"slurm", "local"}, default="slurm"
+        ``slurm`` submits with ``sbatch``; ``local`` runs the same submission as local processes.
+    folder : str, default="submitit"
+        Where submitit writes each job's script, pickles and logs (relative to the working
+        directory; ``conf/executor/slurm.yaml`` puts it in the experiment's results directory).
+    partition : str, optional
+        The SLURM partition; the cluster's default when None.
+    timeout_min : int, default=1440
+        Time limit of one array element (its whole batch), in minutes.
+    cpus_per_task : int, default=1
+        CPUs of one array element. Fits are single-threaded (numba kernels, BLAS at one thread).
+    mem_gb : float, optional
+        Memory of one array element, GB; the cluster's default when None.
+    tasks_per_job : int, default=1
+        Tasks one array element runs one after another: a few seconds of scheduling per element
+        are worth sharing among short tasks.
+    array_parallelism : int, default=256
+        Array elements running at once (``--array=0-N%K``).
+    max_array_size : int, default=1000
+        Elements per array; more batches are submitted as several arrays (SLURM's MaxArraySize
+        is 1001 unless the site raised it).
+    sbatch : dict, optional
+        More ``#SBATCH`` options, e.g. ``{"account": "x", "qos": "y"}``.
+    setup : list of str, optional
+        Shell lines each job runs before Python (``module load ...``, ``source venv/bin/activate``).
+    poll_seconds : float, default=30.0
+        Seconds between two looks at the jobs' states.
+    """
+
+    def __init__(self, cluster: str = "slurm", folder: str = "submitit", partition: str | None = None,
+                 timeout_min: int = 1440, cpus_per_task: int = 1, mem_gb: float | None = None,
+                 tasks_per_job: int = 1, array_parallelism: int = 256, max_array_size: int = 1000,
+                 sbatch: dict | None = None, setup: list | None = None, poll_seconds: float = 30.0) -> None:
+        """Store the options (:func:`bncbench.executors.make_executor` validates them first)."""
+        self.cluster = cluster
+        self.folder = folder
+        self.partition = partition
+        self.timeout_min = int(timeout_min)
+        self.cpus_per_task = int(cpus_per_task)
+        self.mem_gb = mem_gb
+        self.tasks_per_job = int(tasks_per_job)
+        self.array_parallelism = int(array_parallelism)
+        self.max_array_size = int(max_array_size)
+        self.sbatch = dict(sbatch or {})
+        self.setup = list(setup or [])
+        self.poll_seconds = float(poll_seconds)
+
+    def _submitter(self):
+        import submitit
+
+        ex = submitit.AutoExecutor(folder=self.folder, cluster=self.cluster)
+        params = {"name": "bncbench", "timeout_min": self.timeout_min, "cpus_per_task": self.cpus_per_task}
+        if self.mem_gb is not None:
+            params["mem_gb"] = self.mem_gb
+        if self.cluster == "slurm":
+            params["slurm_array_parallelism"] = self.array_parallelism
+            if self.partition:
+                params["slurm_partition"] = self.partition
+            if self.sbatch:
+                params["slurm_additional_parameters"] = self.sbatch
+            if self.setup:
+                params["slurm_setup"] = self.setup
+        ex.update_parameters(**params)
+        return ex
+
+    def batches(self, items: list) -> list[list]:
+        """``items`` in batches of ``tasks_per_job``, in order (one array element each).
+
+        Parameters
+        ----------
+        items : list
+            The tasks.
+
+        Returns
+        -------
+        list of list
+            Consecutive slices of ``items``; all of ``tasks_per_job`` tasks but the last.
+        """
+        k = self.tasks_per_job
+        return [items[i:i + k] for i in range(0, len(items), k)]
+
+    def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
+        """Submit ``fn`` over ``items`` as job arrays; yield the results as the jobs end.
+
+        Parameters
+        ----------
+        fn : callable
+            A picklable function of one task.
+        items : iterable
+            The tasks.
+
+        Returns
+        -------
+        iterator
+            ``fn(item)`` for every item of every job that ended with its results, a job's in the
+            order of its batch.
+
+        Raises
+        ------
+        BNCBenchError
+            If a submission fails (the jobs submitted before are cancelled), or, once every job has
+            ended, if some ended without their results: one line with their count, the first one's
+            state and error, and the log folder.
+        """
+        return self._run(fn, list(items))
+
+    def _run(self, fn, items):
+        if not items:
+            return
+        from submitit.core.utils import FailedSubmissionError
+
+        ex = self._submitter()
+        batches = self.batches(items)
+        call = functools.partial(run_batch, fn)
+        jobs = []
+        try:
+            for i in range(0, len(batches), self.max_array_size):
+                jobs += ex.map_array(call, batches[i:i + self.max_array_size])
+        except FailedSubmissionError as exc:
+            _cancel(jobs)
+            raise BNCBenchError(f"executor slurm: submission failed: {_error_line(exc)}") from None
+        n_arrays = -(-len(batches) // self.max_array_size)
+        print(f"bncbench: {len(items)} task(s) submitted as {len(jobs)} job(s) in {n_arrays} array(s) "
+              f"({_job_ids(jobs)}); logs in {str(ex.folder).replace('%j', '<job id>')}", file=sys.stderr, flush=True)
+        pending = dict(enumerate(jobs))
+        failed = []
+        try:
+            while pending:
+                for i in [i for i, job in pending.items() if job.done()]:
+                    job = pending.pop(i)
+                    try:
+                        results = job.result()
+                    except Exception as exc:  # the job's process ended without returning: time, memory, node
+                        failed.append((job, len(batches[i]), exc))
+                        continue
+                    yield from results
+                if pending:
+                    time.sleep(self.poll_seconds)
+        except BaseException:  # Ctrl-C, or the runner stopped reading: nothing should keep computing for it
+            _cancel(pending.values())
+            raise
+        if failed:
+            job, _, exc = failed[0]
+            raise BNCBenchError(
+                f"executor slurm: {len(failed)} of {len(jobs)} job(s) ended without their records "
+                f"({sum(n for _, n, _ in failed)} task(s)); first: job {job.job_id} ({job.state}): "
+                f"{_error_line(exc)}; its log: {job.paths.stderr}; the same command reruns their tasks")
+
+
+def _cancel(jobs) -> None:
+    for job in jobs:
+        try:
+            job.cancel(check=False)
+        except Exception:  # already ended, or the scheduler gone: nothing left to stop
+            pass
+
+
+def _job_ids(jobs) -> str:
+    arrays = sorted({str(j.job_id).split("_")[0] for j in jobs})
+    return "job " + ", ".join(arrays) if len(arrays) <= 3 else f"jobs {arrays[0]} … {arrays[-1]}"
+
+
+def _error_line(exc: BaseException) -> str:
+    """The informative line of submitit's error: the exception a job raised (the last line of its
+    traceback), "no result" for a job killed before it wrote one, else the first line (a refused
+    submission: sbatch's message)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    if any(ln.startswith("has not produced any output") for ln in lines[:3]):  # its state is in our message
+        return "no result (killed, or out of time or memory?)"
+    if "failed during processing" in lines[0]:  # then the traceback, between rules, then where the logs are
+        trace = []
+        for ln in lines[1:]:
+            if ln.startswith("You can check full logs"):
+                break
+            if set(ln) != {"-"}:
+                trace.append(ln)
+        return trace[-1] if trace else lines[0]
+    return lines[0]

@@ -1,0 +1,181 @@
+"""Executors: slurm (submitit job arrays; its local cluster here) and dask against joblib."""
+
+import math
+import os
+import shutil
+from importlib.util import find_spec
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from bncbench.errors import BNCBenchError
+from bncbench.executors import SlurmExecutor, make_executor
+from bncbench.registry import ParameterError
+from bncbench.store import load_predictions, load_results, record_files
+
+needs_submitit = pytest.mark.skipif(find_spec("submitit") is None, reason="submitit is not installed (.[slurm])")
+needs_dask = pytest.mark.skipif(find_spec("distributed") is None, reason="distributed is not installed (.[dask])")
+
+TIMING = ["train_time", "test_time", "path", "trace", "env.commit"]
+RUN = ["run", "structure=nb", "dataset.names=[synth-nb,synth-tree]", "cv.rounds=2", "progress=false", "name=ex"]
+
+
+def _local(tmp_path, **opts):
+    return make_executor("slurm", cluster="local", folder=str(tmp_path / "sub" / "%j"), poll_seconds=0.1, **opts)
+
+
+def _records(root):
+    df = load_results(root)
+    df = df.drop(columns=[c for c in TIMING if c in df]).sort_values(["dataset", "model", "round", "fold"])
+    return df.reset_index(drop=True)
+
+
+EXECUTORS = [
+    pytest.param(["executor=slurm", "executor.cluster=local", "executor.tasks_per_job=3", "executor.max_array_size=2",
+                  "executor.poll_seconds=0.2"], "8 task(s) submitted as 3 job(s) in 2 array(s)", marks=needs_submitit,
+                 id="slurm"),
+    pytest.param(["executor=dask", "executor.n_workers=2"], None, marks=needs_dask, id="dask"),
+]
+
+
+@pytest.mark.parametrize("options, submitted", EXECUTORS)
+def test_executors_write_the_records_joblib_writes(tmp_path, options, submitted):
+    """The whole path through the CLI: the config group, the pickled run_task in other processes
+    (slurm: batches of 3 tasks in arrays of 2 elements, logs in the results directory)."""
+    a = run_cli([*RUN, f"results_dir={tmp_path / 'a'}"], cwd=tmp_path)
+    b = run_cli([*RUN, f"results_dir={tmp_path / 'b'}", *options], cwd=tmp_path, timeout=600)
+    assert a.returncode == 0 and b.returncode == 0, b.stderr[-3000:]
+    ra, rb = _records(tmp_path / "a" / "ex"), _records(tmp_path / "b" / "ex")
+    assert len(ra) == 8 and (rb["status"] == "ok").all()
+    assert ra.equals(rb)
+    for pa, pb in zip(sorted(record_files(tmp_path / "a" / "ex")), sorted(record_files(tmp_path / "b" / "ex"))):
+        xa, xb = load_predictions(pa), load_predictions(pb)
+        for k in xa:
+            np.testing.assert_array_equal(xa[k], xb[k])
+    if submitted:
+        assert submitted in b.stderr
+        logs = list((tmp_path / "b" / "ex" / "submitit").glob("*/*_log.out"))
+        assert len({p.parent for p in logs}) == 3, "each job has its folder in the experiment's results directory"
+    again = run_cli([*RUN, f"results_dir={tmp_path / 'b'}", *options], cwd=tmp_path)
+    assert again.returncode == 0 and "submitted" not in again.stderr, again.stderr
+    assert "8 total, 8 already done, 0 ran ok" in again.stdout + again.stderr, "a complete store runs nothing"
+
+
+def _gather(executor, fn, items):
+    got = []
+    try:
+        for r in executor.map_unordered(fn, items):
+            got.append(r)
+    except BNCBenchError as exc:
+        return got, str(exc)
+    return got, None
+
+
+@needs_submitit
+def test_results_of_jobs_that_ended_are_yielded_and_the_others_are_one_error(tmp_path):
+    got, err = _gather(_local(tmp_path), math.sqrt, [4.0, -1.0, 9.0])
+    assert sorted(got) == [2.0, 3.0]
+    assert err is not None and "\n" not in err
+    assert "1 of 3 job(s) ended without their records (1 task(s))" in err
+    assert "ValueError: math domain error" in err and "_log.err" in err
+
+
+@needs_dask
+def test_dask_on_a_running_scheduler_yields_what_ended_and_one_error_line():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        got, err = _gather(make_executor("dask", address=cluster.scheduler_address), math.sqrt, [4.0, -1.0, 9.0])
+    assert sorted(got) == [2.0, 3.0]
+    assert err == ("executor dask: 1 of 3 task(s) ended without their records; first: ValueError: math domain "
+                   "error; the same command reruns them")
+
+
+@needs_submitit
+def test_a_job_killed_without_output_names_its_state(tmp_path):
+    with pytest.raises(BNCBenchError, match=r"1 of 1 job\(s\).*first: job \S+ \(FINISHED\): no result") as info:
+        list(_local(tmp_path).map_unordered(os._exit, [3]))
+    assert "\n" not in str(info.value)
+
+
+@needs_submitit
+def test_batches_keep_the_order_and_every_task():
+    ex = SlurmExecutor(cluster="local", tasks_per_job=3)
+    assert ex.batches(list(range(7))) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert SlurmExecutor(cluster="local").batches([5, 6]) == [[5], [6]]
+    assert list(ex.map_unordered(math.sqrt, [])) == []
+
+
+@needs_submitit
+@pytest.mark.parametrize("opts, message", [
+    ({"cluster": "pbs"}, "'cluster' parameter of executor 'slurm' must be a str among ['slurm', 'local']"),
+    ({"cluster": "local", "timeout_min": 0}, "'timeout_min' parameter of executor 'slurm' must be an int in the range [1, inf)"),
+    ({"cluster": "local", "sbatch": "account=x"}, "'sbatch' parameter of executor 'slurm' must be an instance of 'dict'"),
+    ({"cluster": "local", "mem_gb": -1.0}, "'mem_gb' parameter of executor 'slurm' must be a finite float >= 0.0"),
+])
+def test_options_out_of_their_declared_range_are_refused(opts, message):
+    with pytest.raises(ParameterError) as info:
+        make_executor("slurm", **opts)
+    assert message in str(info.value)
+
+
+@needs_dask
+def test_dask_options_are_checked_by_the_registry():
+    with pytest.raises(ParameterError) as info:
+        make_executor("dask", n_workers=0)
+    assert "'n_workers' parameter of executor 'dask' must be an int in the range [1, inf)" in str(info.value)
+    with pytest.raises(ParameterError) as info:
+        make_executor("dask", address=8786)
+    assert "'address' parameter of executor 'dask' must be an instance of 'str' or None" in str(info.value)
+
+
+def test_joblib_options_are_checked_by_the_registry_too():
+    with pytest.raises(ParameterError, match="'n_jobs' parameter of executor 'joblib' must be an instance of 'int'"):
+        make_executor("joblib", n_jobs="two")
+    with pytest.raises(BNCBenchError, match="n_jobs must be >= 1 or -1, got 0"):
+        make_executor("joblib", n_jobs=0)
+
+
+@needs_submitit
+def test_slurm_executor_without_sbatch_is_one_line_before_any_task(tmp_path):
+    if shutil.which("sbatch"):
+        pytest.skip("sbatch is on this machine: executor=slurm would submit real jobs")
+    res = run_cli([*RUN, f"results_dir={tmp_path / 'r'}", "executor=slurm", "executor.partition=short"], cwd=tmp_path)
+    assert res.returncode == 2
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "no sbatch" in lines[0] and "executor.cluster=local" in lines[0], res.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@needs_submitit
+def test_a_bad_executor_option_on_the_command_line_is_one_line(tmp_path):
+    res = run_cli([*RUN, f"results_dir={tmp_path / 'r'}", "executor=slurm", "executor.cluster=local",
+                   "executor.tasks_per_job=0"], cwd=tmp_path)
+    assert res.returncode == 2
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "'tasks_per_job' parameter of executor 'slurm'" in lines[0], res.stderr
+    assert not (tmp_path / "r").exists()
+
+
+@needs_submitit
+def test_options_reach_the_sbatch_script(tmp_path, monkeypatch):
+    """A stand-in ``sbatch`` keeps the script submitit hands it: the options are its #SBATCH lines."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "sbatch"
+    fake.write_text(f'#!/bin/sh\ncp "$1" {tmp_path}/script.sh\necho "Submitted batch job 4242"\n')
+    fake.chmod(0o755)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 0\n")  # submitit runs the job's tasks with srun: never here
+    (bin_dir / "srun").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    ex = make_executor("slurm", folder=str(tmp_path / "sub" / "%j"), partition="long", timeout_min=600,
+                       mem_gb=8.0, tasks_per_job=2, array_parallelism=2, sbatch={"account": "me"},
+                       setup=["source /x/venv/bin/activate"])
+    jobs = ex._submitter().map_array(math.sqrt, ex.batches([1.0, 4.0, 9.0, 16.0, 25.0]))
+    assert [j.job_id for j in jobs] == ["4242_0", "4242_1", "4242_2"]
+    script = (tmp_path / "script.sh").read_text()
+    for line in ["#SBATCH --partition=long", "#SBATCH --array=0-2%2", "#SBATCH --time=600", "#SBATCH --mem=8GB",
+                 "#SBATCH --cpus-per-task=1", "#SBATCH --account=me", "#SBATCH --job-name=bncbench",
+                 "source /x/venv/bin/activate"]:
+        assert line in script.splitlines(), (line, script)
