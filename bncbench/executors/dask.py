@@ -54,12 +54,7 @@ class DaskExecutor:
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Submit ``fn`` over ``items`` to the cluster; yield the results as they finish.
 
-        Parameters
-        ----------
-        fn : callable
-            A picklable function of one task.
-        items : iterable
-            The tasks.
+        The parameters are :meth:`bncbench.executors.Executor.map_unordered`'s.
 
         Returns
         -------

@@ -64,12 +64,7 @@ class JoblibExecutor:
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Apply ``fn`` to every item, in this process or in joblib's loky workers.
 
-        Parameters
-        ----------
-        fn : callable
-            A picklable function of one task.
-        items : iterable
-            The tasks.
+        The parameters are :meth:`bncbench.executors.Executor.map_unordered`'s.
 
         Returns
         -------

@@ -167,12 +167,7 @@ class SlurmExecutor:
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Submit ``fn`` over ``items`` as job arrays; yield the results as the jobs end.
 
-        Parameters
-        ----------
-        fn : callable
-            A picklable function of one task.
-        items : iterable
-            The tasks.
+        The parameters are :meth:`bncbench.executors.Executor.map_unordered`'s.
 
         Returns
         -------
