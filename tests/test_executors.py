@@ -77,7 +77,7 @@ def test_results_of_jobs_that_ended_are_yielded_and_the_others_are_one_error(tmp
     got, err = _gather(_local(tmp_path), math.sqrt, [4.0, -1.0, 9.0])
     assert sorted(got) == [2.0, 3.0]
     assert err is not None and "\n" not in err
-    assert "1 of 3 job(s) ended without their records (1 task(s))" in err
+    assert "1 of 3 job(s) ended without returning (1 task(s), pending unless they wrote their records)" in err
     assert "ValueError: math domain error" in err and "_log.err" in err
 
 
@@ -88,7 +88,7 @@ def test_dask_on_a_running_scheduler_yields_what_ended_and_one_error_line():
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         got, err = _gather(make_executor("dask", address=cluster.scheduler_address), math.sqrt, [4.0, -1.0, 9.0])
     assert sorted(got) == [2.0, 3.0]
-    assert err == ("executor dask: 1 of 3 task(s) ended without their records; first: ValueError: math domain "
+    assert err == ("executor dask: 1 of 3 task(s) ended without returning; first: ValueError: math domain "
                    "error; the same command reruns them")
 
 

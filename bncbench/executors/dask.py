@@ -103,6 +103,6 @@ class DaskExecutor:
                 cluster.close()
         if failed:
             first = str(failed[0]).strip().splitlines()
-            raise BNCBenchError(f"executor dask: {len(failed)} of {len(items)} task(s) ended without their records; "
+            raise BNCBenchError(f"executor dask: {len(failed)} of {len(items)} task(s) ended without returning; "
                                 f"first: {type(failed[0]).__name__}: {first[0] if first else ''}; the same command "
                                 "reruns them")

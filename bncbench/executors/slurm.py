@@ -179,8 +179,8 @@ class SlurmExecutor:
         ------
         BNCBenchError
             If a submission fails (the jobs submitted before are cancelled), or, once every job has
-            ended, if some ended without their results: one line with their count, the first one's
-            state and error, and the log folder.
+            ended, if some ended without returning: one line with their count, the first one's
+            state, error and log.
         """
         return self._run(fn, list(items))
 
@@ -222,8 +222,8 @@ class SlurmExecutor:
         if failed:
             job, _, exc = failed[0]
             raise BNCBenchError(
-                f"executor slurm: {len(failed)} of {len(jobs)} job(s) ended without their records "
-                f"({sum(n for _, n, _ in failed)} task(s)); first: job {job.job_id} ({job.state}): "
+                f"executor slurm: {len(failed)} of {len(jobs)} job(s) ended without returning "
+                f"({sum(n for _, n, _ in failed)} task(s), pending unless they wrote their records); first: job {job.job_id} ({job.state}): "
                 f"{_error_line(exc)}; its log: {job.paths.stderr}; the same command reruns their tasks")
 
 
