@@ -39,7 +39,8 @@ INITS = Registry("init", builtins=("bncbench.parameterizations",), doc="initiali
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
 BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")
-EXECUTORS = Registry("executor", builtins=("bncbench.executors.local", "bncbench.executors.slurm", "bncbench.executors.dask"), doc="task executors")
+EXECUTORS = Registry("executor", builtins=("bncbench.executors.local", "bncbench.executors.slurm",
+                                           "bncbench.executors.dask"), doc="task executors")
 
 MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)
 """The kinds a Bayesian network classifier is assembled from, in label order."""

@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 
 from bncbench.errors import BNCBenchError
-from bncbench.executors import SlurmExecutor, make_executor
+from bncbench.executors import make_executor
 from bncbench.registry import ParameterError
 from bncbench.store import load_predictions, load_results, record_files
 
@@ -101,9 +101,9 @@ def test_a_job_killed_without_output_names_its_state(tmp_path):
 
 @needs_submitit
 def test_batches_keep_the_order_and_every_task():
-    ex = SlurmExecutor(cluster="local", tasks_per_job=3)
+    ex = make_executor("slurm", cluster="local", tasks_per_job=3)
     assert ex.batches(list(range(7))) == [[0, 1, 2], [3, 4, 5], [6]]
-    assert SlurmExecutor(cluster="local").batches([5, 6]) == [[5], [6]]
+    assert make_executor("slurm", cluster="local").batches([5, 6]) == [[5], [6]]
     assert list(ex.map_unordered(math.sqrt, [])) == []
 
 

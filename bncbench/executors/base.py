@@ -34,6 +34,33 @@ class Executor(Protocol):
         ...
 
 
+def require(module: str, executor: str, extra: str) -> None:
+    """Before any task: one line naming the extra to install when ``module`` cannot be imported.
+
+    Parameters
+    ----------
+    module : str
+        The module the executor needs (``submitit``, ``distributed``).
+    executor : str
+        The executor's registered name.
+    extra : str
+        The project's extra that installs it.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``module`` cannot be imported.
+    """
+    import importlib
+
+    from bncbench.errors import BNCBenchError
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise BNCBenchError(f"executor {executor} needs {module}: pip install -e '.[{extra}]'") from None
+
+
 def in_worker(fn, item):
     """``fn(item)`` in a worker process, which reloads datasets the parent has loaded: their identifier
     warnings were given there, when the run was checked (:func:`bncbench.data.registry.check_available`)."""

@@ -18,35 +18,29 @@ from typing import Callable, Iterable, Iterator
 
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
-from bncbench.executors.base import R, T, in_worker
+from bncbench.executors.base import R, T, in_worker, require
 from bncbench.registry import Hyperparameter, integer
 
 
-def _check(values: dict) -> None:
-    """Before any task: distributed importable."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        raise BNCBenchError("executor dask needs distributed: pip install -e '.[dask]'") from None
-
-
-@EXECUTORS.register("dask", label="", check=_check, hyperparameters=[
+@EXECUTORS.register("dask", label="", check=lambda values: require("distributed", "dask", "dask"), hyperparameters=[
     Hyperparameter("address", None, [str, None], "scheduler address (tcp://host:8786); None: a local cluster", str),
     Hyperparameter("n_workers", 1, [integer(1)], "worker processes of the local cluster (address None)", int),
 ])
 class DaskExecutor:
     """Tasks on a Dask cluster: a scheduler's ``address``, or a local cluster of ``n_workers`` processes.
 
+    Made by :func:`bncbench.executors.make_executor`, which fills in the registered defaults.
+
     Parameters
     ----------
-    address : str, optional
+    address : str or None
         A running scheduler (``tcp://host:8786``); None starts a local cluster for the run and
         closes it after.
-    n_workers : int, default=1
+    n_workers : int
         Worker processes of the local cluster, one thread each (fits are single-threaded).
     """
 
-    def __init__(self, address: str | None = None, n_workers: int = 1) -> None:
+    def __init__(self, *, address: str | None, n_workers: int) -> None:
         """Store the options (:func:`bncbench.executors.make_executor` validates them first)."""
         self.address = address
         self.n_workers = int(n_workers)

@@ -23,7 +23,7 @@ from typing import Callable, Iterable, Iterator
 
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
-from bncbench.executors.base import R, T, in_worker
+from bncbench.executors.base import R, T, in_worker, require
 from bncbench.registry import Hyperparameter, finite, integer, options
 
 CLUSTERS = ("slurm", "local")
@@ -31,12 +31,9 @@ CLUSTERS = ("slurm", "local")
 
 def _check(values: dict) -> None:
     """Before any task: submitit importable, and ``sbatch`` and ``srun`` here for ``cluster=slurm``."""
-    try:
-        import submitit  # noqa: F401
-    except ImportError:
-        raise BNCBenchError("executor slurm needs submitit: pip install -e '.[slurm]'") from None
-    missing = [c for c in ("sbatch", "srun") if shutil.which(c) is None]
-    if values.get("cluster", "slurm") == "slurm" and missing:
+    require("submitit", "slurm", "slurm")
+    missing = [c for c in ("sbatch", "srun") if shutil.which(c) is None] if values["cluster"] == "slurm" else []
+    if missing:
         raise BNCBenchError(f"executor slurm: no {' or '.join(missing)} on this machine's PATH; run from a SLURM "
                             "login node (executor.cluster=local tries the same submission with local processes)")
 
@@ -81,41 +78,43 @@ def run_batch(fn: Callable[[T], R], batch: list) -> list:
 class SlurmExecutor:
     """Tasks as SLURM job arrays (submitit); the records are written by the jobs, on a shared file system.
 
+    Made by :func:`bncbench.executors.make_executor`, which fills in the registered defaults
+    (``python -m bncbench components``).
+
     Parameters
     ----------
-    cluster : {"slurm", "local"}, default="slurm"
+    cluster : {"slurm", "local"}
         ``slurm`` submits with ``sbatch``; ``local`` runs the same submission as local processes.
-    folder : str, default="submitit"
+    folder : str
         Where submitit writes each job's script, pickles and logs (relative to the working
         directory; ``conf/executor/slurm.yaml`` puts it in the experiment's results directory).
-    partition : str, optional
+    partition : str or None
         The SLURM partition; the cluster's default when None.
-    timeout_min : int, default=1440
+    timeout_min : int
         Time limit of one array element (its whole batch), in minutes.
-    cpus_per_task : int, default=1
+    cpus_per_task : int
         CPUs of one array element. Fits are single-threaded (numba kernels, BLAS at one thread).
-    mem_gb : float, optional
+    mem_gb : float or None
         Memory of one array element, GB; the cluster's default when None.
-    tasks_per_job : int, default=1
+    tasks_per_job : int
         Tasks one array element runs one after another: a few seconds of scheduling per element
         are worth sharing among short tasks.
-    array_parallelism : int, default=256
+    array_parallelism : int
         Array elements running at once (``--array=0-N%K``).
-    max_array_size : int, default=1000
+    max_array_size : int
         Elements per array; more batches are submitted as several arrays (SLURM's MaxArraySize
         is 1001 unless the site raised it).
-    sbatch : dict, optional
+    sbatch : dict
         More ``#SBATCH`` options, e.g. ``{"account": "x", "qos": "y"}``.
-    setup : list of str, optional
+    setup : list of str
         Shell lines each job runs before Python (``module load ...``, ``source venv/bin/activate``).
-    poll_seconds : float, default=30.0
+    poll_seconds : float
         Seconds between two looks at the jobs' states.
     """
 
-    def __init__(self, cluster: str = "slurm", folder: str = "submitit", partition: str | None = None,
-                 timeout_min: int = 1440, cpus_per_task: int = 1, mem_gb: float | None = None,
-                 tasks_per_job: int = 1, array_parallelism: int = 256, max_array_size: int = 1000,
-                 sbatch: dict | None = None, setup: list | None = None, poll_seconds: float = 30.0) -> None:
+    def __init__(self, *, cluster: str, folder: str, partition: str | None, timeout_min: int, cpus_per_task: int,
+                 mem_gb: float | None, tasks_per_job: int, array_parallelism: int, max_array_size: int,
+                 sbatch: dict, setup: list, poll_seconds: float) -> None:
         """Store the options (:func:`bncbench.executors.make_executor` validates them first)."""
         self.cluster = cluster
         self.folder = folder
@@ -126,8 +125,8 @@ class SlurmExecutor:
         self.tasks_per_job = int(tasks_per_job)
         self.array_parallelism = int(array_parallelism)
         self.max_array_size = int(max_array_size)
-        self.sbatch = dict(sbatch or {})
-        self.setup = list(setup or [])
+        self.sbatch = dict(sbatch)
+        self.setup = list(setup)
         self.poll_seconds = float(poll_seconds)
 
     def _submitter(self):
@@ -161,8 +160,7 @@ class SlurmExecutor:
         list of list
             Consecutive slices of ``items``; all of ``tasks_per_job`` tasks but the last.
         """
-        k = self.tasks_per_job
-        return [items[i:i + k] for i in range(0, len(items), k)]
+        return _chunks(items, self.tasks_per_job)
 
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Submit ``fn`` over ``items`` as job arrays; yield the results as the jobs end.
@@ -192,15 +190,15 @@ class SlurmExecutor:
         ex = self._submitter()
         batches = self.batches(items)
         call = functools.partial(run_batch, fn)
+        arrays = _chunks(batches, self.max_array_size)
         jobs = []
         try:
-            for i in range(0, len(batches), self.max_array_size):
-                jobs += ex.map_array(call, batches[i:i + self.max_array_size])
+            for array in arrays:
+                jobs += ex.map_array(call, array)
         except FailedSubmissionError as exc:
             _cancel(jobs)
             raise BNCBenchError(f"executor slurm: submission failed: {_error_line(exc)}") from None
-        n_arrays = -(-len(batches) // self.max_array_size)
-        print(f"bncbench: {len(items)} task(s) submitted as {len(jobs)} job(s) in {n_arrays} array(s) "
+        print(f"bncbench: {len(items)} task(s) submitted as {len(jobs)} job(s) in {len(arrays)} array(s) "
               f"({_job_ids(jobs)}); logs in {str(ex.folder).replace('%j', '<job id>')}", file=sys.stderr, flush=True)
         pending = dict(enumerate(jobs))
         failed = []
@@ -223,8 +221,13 @@ class SlurmExecutor:
             job, _, exc = failed[0]
             raise BNCBenchError(
                 f"executor slurm: {len(failed)} of {len(jobs)} job(s) ended without returning "
-                f"({sum(n for _, n, _ in failed)} task(s), pending unless they wrote their records); first: job {job.job_id} ({job.state}): "
-                f"{_error_line(exc)}; its log: {job.paths.stderr}; the same command reruns their tasks")
+                f"({sum(n for _, n, _ in failed)} task(s), pending unless they wrote their records); "
+                f"first: job {job.job_id} ({job.state}): {_error_line(exc)}; its log: {job.paths.stderr}; the same command reruns their tasks")
+
+
+def _chunks(seq: list, size: int) -> list[list]:
+    """Consecutive slices of ``seq`` of ``size`` items (the last one shorter)."""
+    return [seq[i:i + size] for i in range(0, len(seq), size)]
 
 
 def _cancel(jobs) -> None:
