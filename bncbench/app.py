@@ -226,6 +226,8 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"bad configuration: {exc}".splitlines()[0]) from None
     if not name or "/" in name or name.startswith("."):
         raise BNCBenchError(f"bad experiment name {name!r}")
+    if seed < 0:
+        raise BNCBenchError(f"seed must be >= 0, got {seed}")
     if extra:
         raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}; the protocol's keys: cv.mode, cv.rounds, "
                             "cv.folds")
@@ -330,10 +332,10 @@ def execute(cfg: DictConfig) -> int:
 
     plan = prepare(cfg)
     progress = cfg.get("progress")
-    p = plan.protocol
-    how = "the given train/test split (holdout)" if p.mode == "holdout" else f"{p.rounds}x{p.folds}-fold CV"
-    print(f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x {how} "
-          f"-> {plan.root}", file=sys.stderr)
+    _announce(plan)
+    if cfg.get("dry_run"):
+        print(dry_run(plan, retry_failed=bool(cfg.get("retry_failed", True))))
+        return 0
     counts = run_experiment(
         plan.datasets,
         plan.models,
@@ -362,6 +364,60 @@ def execute(cfg: DictConfig) -> int:
     return 1 if counts["failed"] else 0
 
 
+def _announce(plan: Plan) -> None:
+    """One line on stderr: the experiment's size and where its results go."""
+    p = plan.protocol
+    how = "the given train/test split (holdout)" if p.mode == "holdout" else f"{p.rounds}x{p.folds}-fold CV"
+    print(f"bncbench: {plan.name}: {len(plan.datasets)} dataset(s) x {len(plan.models)} model(s) x {how} "
+          f"-> {plan.root}", file=sys.stderr)
+
+
+def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
+    """What ``bncbench run`` would do with ``plan``: its pending tasks per dataset and model.
+
+    Reads the store and writes nothing (records under a legacy key are counted where they are,
+    not moved).
+
+    Parameters
+    ----------
+    plan : Plan
+        A validated plan (:func:`prepare`).
+    retry_failed : bool, default=True
+        A stored failure is pending.
+
+    Returns
+    -------
+    str
+        A table of the (dataset, model) pairs with pending tasks (``pending``, of them
+        ``failed before``, and the pair's ``tasks``), in the plan's order, then one line of counts.
+
+    Raises
+    ------
+    BNCBenchError
+        As :func:`bncbench.runner.pending_tasks` (a label clash, a record of another configuration).
+    """
+    import pandas as pd
+
+    from bncbench.runner import pending_tasks
+    from bncbench.store import ResultStore
+
+    tasks, pending = pending_tasks(plan.datasets, plan.models, results_root=plan.root, protocol=plan.protocol,
+                                   data_dir=plan.data_dir, retry_failed=retry_failed, move=False)
+    store = ResultStore(plan.root)
+    rows: dict[tuple[str, str], list[int]] = {}
+    for t in tasks:
+        rows.setdefault((t.dataset["name"], t.model.label), [0, 0, 0])[2] += 1
+    for t in pending:
+        row = rows[t.dataset["name"], t.model.label]
+        row[0] += 1
+        row[1] += store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key).exists()
+    table = pd.DataFrame([(d, m, *r) for (d, m), r in rows.items() if r[0]],
+                         columns=["dataset", "model", "pending", "failed before", "tasks"])
+    head = "nothing is pending" if table.empty else table.to_string(index=False)
+    return (f"{head}\ntasks: {len(tasks)} total, {len(tasks) - len(pending)} already done, {len(pending)} pending "
+            f"(dry run: nothing ran)")
+
+
 # ---------------------------------------------------------------------- CLI glue
 def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
     """All override combinations of a multirun (each sweep expanded)."""
@@ -381,7 +437,7 @@ def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
     return [list(c) for c in itertools.product(*options)] if options else [[]]
 
 
-def precheck(overrides: list[str], multirun: bool) -> None:
+def precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], DictConfig, Plan]]:
     """Compose and validate every job of the run (each sweep combination) before Hydra starts any.
 
     Parameters
@@ -392,6 +448,11 @@ def precheck(overrides: list[str], multirun: bool) -> None:
         Whether the run is a multirun (``-m``): sweeps are expanded into their combinations and
         the launcher is checked too; otherwise ``overrides`` is one job.
 
+    Returns
+    -------
+    list of (list of str, omegaconf.DictConfig, Plan)
+        Each job's overrides, composed config and validated plan.
+
     Raises
     ------
     BNCBenchError
@@ -401,12 +462,14 @@ def precheck(overrides: list[str], multirun: bool) -> None:
         If Hydra cannot parse an override of a multirun.
     """
     combos = _expand_sweeps(overrides) if multirun else [overrides]
+    jobs = []
     with _hydra():
         for combo in combos:
             cfg = _compose(combo)
             if multirun:
                 _check_launcher(cfg)
-            prepare(cfg)
+            jobs.append((combo, cfg, prepare(cfg)))
+    return jobs
 
 
 def _message(exc: BaseException) -> str:
@@ -477,9 +540,15 @@ def run_cli(args: list[str]) -> int:
         except ImportError:  # pragma: no cover
             HydraException = Exception
         try:
-            precheck(overrides, multirun)
+            jobs = precheck(overrides, multirun)
         except HydraException as exc:
             raise BNCBenchError(" ".join(str(exc).split())) from None
+        if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
+            for combo, cfg, plan in jobs:
+                _announce(plan)
+                print(("# " + " ".join(combo) + "\n" if multirun else "")
+                      + dry_run(plan, retry_failed=bool(cfg.get("retry_failed", True))))
+            return 0
 
     codes: list[int] = []  # Hydra drops the task's return value: collect it here
 

@@ -85,19 +85,20 @@ def store_schemas() -> None:
 
     The options of ``conf/<group>/`` extend them (``defaults: [/schema/<group>/<name>@_here_]``),
     so a config value of the wrong type or an unknown key fails when the config is composed.
-    The protocol's ``cv`` node is typed the same way (``schema/cv``, :class:`bncbench.protocol.CVConfig`).
+    The root of the run config is typed the same way (``schema/run``,
+    :class:`bncbench.run_config.RunConfig`, with the protocol's ``cv`` node).
     """
     import inspect
 
     from hydra.core.config_store import ConfigStore
 
-    from bncbench.protocol import CVConfig
+    from bncbench.run_config import RunConfig
 
     cs = ConfigStore.instance()
     replace = {"replace": True} if "replace" in inspect.signature(cs.store).parameters else {}
-    if _stored.get(("schema", "cv")) is not CVConfig:
-        cs.store(group="schema", name="cv", node=CVConfig, **replace)
-        _stored["schema", "cv"] = CVConfig
+    if _stored.get(("schema", "run")) is not RunConfig:
+        cs.store(group="schema", name="run", node=RunConfig, **replace)
+        _stored["schema", "run"] = RunConfig
     for reg in ALL:
         for comp in reg:
             if _stored.get((reg.kind, comp.name)) is not comp:

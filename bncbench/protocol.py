@@ -32,7 +32,7 @@ MODES = tuple(m.value for m in ProtocolMode)
 
 @dataclass
 class CVConfig:
-    """The typed ``cv`` node of the run config (Hydra schema ``schema/cv``, extended by ``conf/config.yaml``).
+    """The typed ``cv`` node of the run config (a field of :class:`bncbench.run_config.RunConfig`).
 
     ``mode: cv`` is ``rounds`` x ``folds``-fold cross-validation; ``mode: holdout`` trains on
     each dataset's given training part and tests on its given test part, once (``rounds``

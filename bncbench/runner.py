@@ -351,7 +351,8 @@ class _ProgressLog:
               f"elapsed {_hms(el)}, ETA {_hms(eta)}", file=sys.stderr, flush=True)
 
 
-def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True) -> tuple[Path, bool, bool]:
+def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
+                 move: bool = True) -> tuple[Path, bool, bool]:
     """Where the task's record goes, after moving it from its :attr:`Task.legacy_key` if stored there.
 
     Parameters
@@ -362,21 +363,103 @@ def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True) -
         A planned task.
     retry_failed : bool, default=True
         A stored failure does not count as done (:meth:`bncbench.store.ResultStore.is_done`).
+    move : bool, default=True
+        Move a record stored under the legacy key; otherwise (a dry run) leave it there and
+        count it as done if it would be.
 
     Returns
     -------
     path : Path
         The record's path under the task's key.
     moved : bool
-        Whether a record was moved there from the legacy key (:meth:`bncbench.store.ResultStore.rekey`).
+        Whether a record was (``move``) or would be moved there from the legacy key
+        (:meth:`bncbench.store.ResultStore.rekey`).
     done : bool
         Whether the task needs no run.
     """
     name, label = task.dataset["name"], task.model.label
     path = store.record_path(name, label, task.round, task.fold, task.key)
-    moved = task.legacy_key is not None and store.rekey(
-        store.record_path(name, label, task.round, task.fold, task.legacy_key), path, task.key)
+    legacy = None if task.legacy_key is None else store.record_path(name, label, task.round, task.fold,
+                                                                     task.legacy_key)
+    if not move:
+        moved = legacy is not None and legacy != path and legacy.exists() and not path.exists()
+        return path, moved, store.is_done(legacy if moved else path, retry_failed=retry_failed)
+    moved = legacy is not None and store.rekey(legacy, path, task.key)
     return path, bool(moved), store.is_done(path, retry_failed=retry_failed)
+
+
+def pending_tasks(
+    datasets: list[dict],
+    models: list[ModelSpec],
+    *,
+    results_root: str | os.PathLike,
+    protocol: Protocol,
+    data_dir: str | None = None,
+    retry_failed: bool = True,
+    move: bool = True,
+) -> tuple[list[Task], list[Task]]:
+    """Every planned task, and those of them the store does not hold as done.
+
+    Parameters
+    ----------
+    datasets : list of dict
+        Resolved dataset specs.
+    models : list of ModelSpec
+        The models; their labels must map to distinct directories (:func:`bncbench.store.safe_name`).
+    results_root : str or os.PathLike
+        The experiment's results directory (need not exist).
+    protocol : Protocol
+        The protocol.
+    data_dir : str, optional
+        Stored in every task.
+    retry_failed : bool, default=True
+        A stored failure is pending.
+    move : bool, default=True
+        Move records stored under a legacy key to their key (and say so on stderr); False reads
+        only (a dry run).
+
+    Returns
+    -------
+    tasks : list of Task
+        Every task (:func:`plan_tasks`).
+    pending : list of Task
+        The tasks to run, in the same order.
+
+    Raises
+    ------
+    BNCBenchError
+        If two model labels map to the same directory, or the results directory holds a record of
+        another configuration for a pending task.
+    """
+    store = ResultStore(results_root)
+    seen: dict[str, str] = {}
+    for m in models:
+        other = seen.setdefault(safe_name(m.label), m.label)
+        if other != m.label:
+            raise BNCBenchError(f"model labels {other!r} and {m.label!r} map to the same directory; rename one")
+    tasks = plan_tasks(datasets, models, protocol, data_dir)
+    pending = []
+    rekeyed = 0
+    for t in tasks:
+        path, moved, done = stored_state(store, t, retry_failed=retry_failed, move=move)
+        rekeyed += moved
+        if done:
+            continue
+        others = store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        if moved and not move:  # the legacy record a real run would move first
+            legacy = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.legacy_key)
+            others = [p for p in others if p != legacy]
+        if others:
+            raise BNCBenchError(
+                f"{results_root} already holds results of {t.model.label!r} on {t.dataset['name']!r} from a "
+                "different configuration (parameters, seed, folds, protocol mode or data); use another name=, a model "
+                f"'label', or remove {path.parent}"
+            )
+        pending.append(t)
+    if rekeyed and move:
+        print(f"bncbench: re-keyed {rekeyed} stored record(s) of {results_root} to the current dataset "
+              "fingerprint (registry prose no longer enters task keys)", file=sys.stderr)
+    return tasks, pending
 
 
 def _hms(seconds: float) -> str:
@@ -444,31 +527,9 @@ def run_experiment(
 
     protocol = protocol or Protocol()
     executor = executor if executor is not None else make_executor("joblib", n_jobs=n_jobs)
-    store = ResultStore(results_root)
-    seen: dict[str, str] = {}
-    for m in models:
-        other = seen.setdefault(safe_name(m.label), m.label)
-        if other != m.label:
-            raise BNCBenchError(f"model labels {other!r} and {m.label!r} map to the same directory; rename one")
-    tasks = plan_tasks(datasets, models, protocol, data_dir)
-    pending = []
-    rekeyed = 0
-    for t in tasks:
-        path, moved, done = stored_state(store, t, retry_failed=retry_failed)
-        rekeyed += moved
-        if done:
-            continue
-        if store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key):
-            raise BNCBenchError(
-                f"{results_root} already holds results of {t.model.label!r} on {t.dataset['name']!r} from a "
-                "different configuration (parameters, seed, folds, protocol mode or data); use another name=, a model "
-                f"'label', or remove {path.parent}"
-            )
-        pending.append(t)
-    if rekeyed:
-        print(f"bncbench: re-keyed {rekeyed} stored record(s) of {results_root} to the current dataset "
-              "fingerprint (registry prose no longer enters task keys)", file=sys.stderr)
-    store.clean_temp()
+    tasks, pending = pending_tasks(datasets, models, results_root=results_root, protocol=protocol,
+                                   data_dir=data_dir, retry_failed=retry_failed)
+    ResultStore(results_root).clean_temp()
     keys = {t.key for t in tasks}
     counts = {"total": len(tasks), "skipped": len(tasks) - len(pending), "ok": 0, "failed": 0}
     if not pending:

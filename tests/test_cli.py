@@ -22,6 +22,12 @@ BAD = [
     (["dataset=adult", "data_dir=/nonexistent/dir"], "not found"),
     (["-m", "structure=nb,forest"], "Could not find 'structure/forest'"),
     (["param=hdp"], "Could not find 'param/hdp'"),
+    # the root config is typed too (bncbench.run_config.RunConfig)
+    (["retry_failed=maybe"], "Value 'maybe' is not a valid bool"),
+    (["progress=sometimes"], "Value 'sometimes' is not a valid bool"),
+    (["seed=abc"], "Value 'abc' of type 'str' could not be converted to Integer"),
+    (["seed=-1"], "seed must be >= 0, got -1"),
+    (["dry_run=true", "seed=-1"], "seed must be >= 0, got -1"),
 ]
 
 
@@ -124,3 +130,51 @@ def test_invalid_models_are_caught_before_any_task(tmp_path, args, message):
     assert res.returncode == 2, res.stdout + res.stderr
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_a_top_level_key_the_schema_lacks_fails_in_an_experiment_file(tmp_path):
+    conf = tmp_path / "conf" / "experiment"
+    conf.mkdir(parents=True)
+    (conf / "typo.yaml").write_text("# @package _global_\nname: typo\nreprot:\n  reference: NB\n")
+    res = run_cli(["run", "+experiment=typo", "dataset.names=[synth-nb]", f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+                   f"results_dir={tmp_path / 'results'}"], cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "Key 'reprot' not in 'RunConfig'" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()
+
+
+def _tree(root):
+    return {p: (p.stat().st_size, p.stat().st_mtime_ns) for p in Path(root).rglob("*")}
+
+
+def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
+    base = ["dataset.names=[synth-nb,synth-tree]", "cv.rounds=1", "progress=false", f"results_dir={tmp_path / 'r'}",
+            "name=dry"]
+    res = run_cli(["run", "dry_run=true", *base], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert not (tmp_path / "r").exists()
+    rows = [ln.split() for ln in res.stdout.splitlines()]
+    assert rows[0] == ["dataset", "model", "pending", "failed", "before", "tasks"]
+    assert rows[1:3] == [["synth-nb", "NB", "2", "0", "2"], ["synth-tree", "NB", "2", "0", "2"]]
+    assert res.stdout.splitlines()[-1] == "tasks: 4 total, 0 already done, 4 pending (dry run: nothing ran)"
+
+    # NB on synth-nb done; a model whose every task fails on synth-tree (a parent list of the wrong length)
+    assert run_cli(["run", *base, "dataset.names=[synth-nb]"], cwd=tmp_path).returncode == 0
+    bad = ["structure.name=custom", "+structure.parents=[[0]]", "structure.label=BAD"]
+    assert run_cli(["run", *base, *bad, "dataset.names=[synth-tree]"], cwd=tmp_path).returncode == 1
+    before = _tree(tmp_path / "r")
+    res = run_cli(["run", "-m", "dry_run=true", *base, "structure=nb,tan"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    jobs = res.stdout.split("# ")[1:]
+    assert [j.splitlines()[0].split()[-1] for j in jobs] == ["structure=nb", "structure=tan"]
+    assert [ln.split() for ln in jobs[0].splitlines()[2:]] == [["synth-tree", "NB", "2", "0", "2"],
+                                                               "tasks: 4 total, 2 already done, 2 pending (dry "
+                                                               "run: nothing ran)".split()]
+    assert "tasks: 4 total, 0 already done, 4 pending" in jobs[1]
+    res = run_cli(["run", "dry_run=true", *base, *bad], cwd=tmp_path)
+    assert [ln.split() for ln in res.stdout.splitlines()[1:3]] == [["synth-nb", "BAD", "2", "0", "2"],
+                                                                   ["synth-tree", "BAD", "2", "2", "2"]]
+    res = run_cli(["run", "dry_run=true", "retry_failed=false", *base, *bad], cwd=tmp_path)
+    assert [ln.split() for ln in res.stdout.splitlines()[1:]] == [
+        ["synth-nb", "BAD", "2", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
+    assert _tree(tmp_path / "r") == before

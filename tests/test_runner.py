@@ -366,6 +366,15 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
         p.with_suffix(".npz").rename(old.with_suffix(".npz"))
         old.write_text(json.dumps({**rec, "key": t.legacy_key}))
         p.unlink()
+    # a dry run counts them as done where they are and moves nothing
+    from bncbench.runner import pending_tasks
+
+    legacy = sorted(p.name for p in record_files(tmp_path / "res"))
+    assert not set(legacy) & set(records)
+    tasks, pending = pending_tasks(registry.resolve(["tiny"]), [nb], results_root=tmp_path / "res",
+                                   protocol=Protocol(seed=0, rounds=1, folds=2), data_dir=str(ddir), move=False)
+    assert len(tasks) == 2 and pending == []
+    assert sorted(p.name for p in record_files(tmp_path / "res")) == legacy
     capsys.readouterr()
     counts = run()
     assert counts["skipped"] == 2 and counts["ok"] == 0

@@ -1,0 +1,81 @@
+"""The typed root of ``python -m bncbench run``'s config (Hydra schema ``schema/run``).
+
+``conf/config.yaml`` extends :class:`RunConfig`, so every top-level key has a type: a value
+that cannot be converted (``retry_failed=maybe``, ``seed=abc``) or a key the schema does not
+have (``reprot:`` in an experiment file) fails when Hydra composes the config, before anything
+runs. The model groups (``structure``, ``param``, ...), ``executor`` and ``dataset`` are typed
+by their own schemas (``schema/<group>/<name>``, from the registries); here they are only
+slots. What the values mean is in ``conf/config.yaml``'s comments and
+``docs/configuration.md``; what a type cannot say (``seed >= 0``, a usable ``name``) is checked
+by :func:`bncbench.app.prepare`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+from bncbench.protocol import CVConfig
+
+
+@dataclass
+class RunConfig:
+    """Top-level keys of the run config.
+
+    Attributes
+    ----------
+    structure, param, estimator, init, optimizer, objective : Any
+        The model's components (config groups typed by their registries).
+    executor : Any
+        Where tasks run (config group ``executor``).
+    dataset : Any
+        The datasets (config group ``dataset``: ``names`` and a description).
+    name : str, default="default"
+        The experiment's name: results go to ``results_dir/name``.
+    seed : int, default=0
+        Every random split derives from (seed, dataset, round); at least 0.
+    n_jobs : int, default=1
+        Workers of the joblib executor.
+    cv : CVConfig
+        The protocol.
+    models : Any, default=None
+        An experiment's model grid (``docs/configuration.md``); None: the single model of the
+        composed groups.
+    only : list of str, optional
+        Run just the models of the grid with these labels.
+    data_dir, results_dir : str
+        Where registered datasets are read and results written.
+    retry_failed : bool, default=True
+        Rerun the tasks whose stored record has failed.
+    progress : bool, optional
+        A progress bar (true), one log line a minute (false with no terminal), or a bar on a
+        terminal only (None).
+    correction : bool, default=False
+        Webb's unbiased correction of the Kohavi–Wolpert bias in the printed summary.
+    dry_run : bool, default=False
+        Validate and list the pending tasks per dataset and model; run and write nothing.
+    report : Any, default=None
+        The experiment's report settings (``docs/reporting.md``), read by ``bncbench report``.
+    """
+
+    structure: Any = None
+    param: Any = None
+    estimator: Any = None
+    init: Any = None
+    optimizer: Any = None
+    objective: Any = None
+    executor: Any = None
+    dataset: Any = None
+    name: str = "default"
+    seed: int = 0
+    n_jobs: int = 1
+    cv: CVConfig = field(default_factory=CVConfig)
+    models: Any = None
+    only: Optional[List[str]] = None
+    data_dir: Optional[str] = None
+    results_dir: str = "results"
+    retry_failed: bool = True
+    progress: Optional[bool] = None
+    correction: bool = False
+    dry_run: bool = False
+    report: Any = None
