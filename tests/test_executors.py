@@ -3,6 +3,8 @@
 import math
 import os
 import shutil
+import subprocess
+import threading
 from importlib.util import find_spec
 
 import numpy as np
@@ -16,6 +18,24 @@ from bncbench.store import load_predictions, load_results, record_files
 
 needs_submitit = pytest.mark.skipif(find_spec("submitit") is None, reason="submitit is not installed (.[slurm])")
 needs_dask = pytest.mark.skipif(find_spec("distributed") is None, reason="distributed is not installed (.[dask])")
+
+
+def _no_slurm_cluster() -> str | None:
+    """Why the tests that submit real SLURM jobs are skipped (None: they run)."""
+    if os.environ.get("BNCBENCH_TEST_SLURM") != "1":
+        return ("submits jobs to SLURM only with BNCBENCH_TEST_SLURM=1 (scripts/slurm-test-cluster starts a "
+                "throwaway one-node cluster)")
+    if find_spec("submitit") is None:
+        return "submitit is not installed (.[slurm])"
+    try:
+        res = subprocess.run(["sinfo", "--noheader"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"no SLURM controller answers sinfo: {exc}"
+    return None if res.returncode == 0 and res.stdout.strip() else f"sinfo: {res.stderr.strip()[:200]}"
+
+
+NO_SLURM = _no_slurm_cluster()
+needs_slurm_cluster = pytest.mark.skipif(NO_SLURM is not None, reason=NO_SLURM or "")
 
 TIMING = ["train_time", "test_time", "path", "trace", "env.commit"]
 RUN = ["run", "structure=nb", "dataset.names=[synth-nb,synth-tree]", "cv.rounds=2", "progress=false", "name=ex"]
@@ -35,6 +55,9 @@ EXECUTORS = [
     pytest.param(["executor=slurm", "executor.cluster=local", "executor.tasks_per_job=3", "executor.max_array_size=2",
                   "executor.poll_seconds=0.2"], "8 task(s) submitted as 3 job(s) in 2 array(s)", marks=needs_submitit,
                  id="slurm"),
+    pytest.param(["executor=slurm", "executor.cluster=slurm", "executor.mem_gb=1", "executor.tasks_per_job=3",
+                  "executor.max_array_size=2", "executor.poll_seconds=0.5"],
+                 "8 task(s) submitted as 3 job(s) in 2 array(s)", marks=needs_slurm_cluster, id="slurm-cluster"),
     pytest.param(["executor=dask", "executor.n_workers=2"], None, marks=needs_dask, id="dask"),
 ]
 
@@ -97,6 +120,55 @@ def test_a_job_killed_without_output_names_its_state(tmp_path):
     with pytest.raises(BNCBenchError, match=r"1 of 1 job\(s\).*first: job \S+ \(FINISHED\): no result") as info:
         list(_local(tmp_path).map_unordered(os._exit, [3]))
     assert "\n" not in str(info.value)
+
+
+@needs_slurm_cluster
+def test_on_a_slurm_cluster_a_failed_or_killed_job_is_one_line(tmp_path):
+    """Real sbatch jobs: an exception, and a process that dies without its result (on a cluster
+    without accounting only squeue tells that it ended)."""
+    ex = make_executor("slurm", cluster="slurm", folder=str(tmp_path / "sub" / "%j"), poll_seconds=0.5, mem_gb=1.0)
+    got, err = _gather(ex, math.sqrt, [4.0, -1.0, 9.0])
+    assert sorted(got) == [2.0, 3.0]
+    assert "1 of 3 job(s) ended without returning" in err and "ValueError: math domain error" in err
+    out = []  # in a thread: without the squeue fallback this waits forever
+    waiter = threading.Thread(target=lambda: out.append(_gather(ex, os._exit, [3])), daemon=True)
+    waiter.start()
+    waiter.join(timeout=300)
+    assert out, "the runner still waits for a job that ended without its result"
+    got, err = out[0]
+    assert got == [] and "1 of 1 job(s) ended without returning (1 task(s)" in err and "no result" in err
+    assert "\n" not in err
+
+
+class _Job:
+    def __init__(self, job_id, state="UNKNOWN"):
+        self.job_id, self.state, self.finished = job_id, state, False
+
+    def done(self):
+        return self.finished
+
+
+@needs_submitit
+def test_jobs_count_as_ended_once_squeue_misses_them_twice_while_sacct_knows_nothing(monkeypatch):
+    from bncbench.executors import slurm
+
+    listed = [{"7_0", "7_1"}]
+    calls = []
+    monkeypatch.setattr(slurm, "_queued", lambda: calls.append(1) or listed[0])
+    jobs = {0: _Job("7_0"), 1: _Job("7_1"), 2: _Job("7_2"), 3: _Job("8", state="RUNNING")}
+    watch = slurm._Vanished()
+    assert watch(jobs) == [] and len(calls) == 1  # 7_2 missing once: not yet
+    assert watch(jobs) == [2]  # missing twice in a row
+    listed[0] = {"7_0"}
+    assert watch(jobs) == [2]  # 7_1 missing once
+    jobs[1].finished = True  # its result appeared in between: it ended with one
+    assert watch(jobs) == [2]
+    listed[0] = None  # squeue failed: decides nothing, and the count starts again
+    assert watch(jobs) == []
+    listed[0] = {"7_0"}
+    assert watch(jobs) == []
+    calls.clear()
+    assert watch({3: jobs[3]}) == [] and calls == [], "jobs with a sacct state never ask squeue"
 
 
 @needs_submitit

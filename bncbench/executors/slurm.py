@@ -11,12 +11,19 @@ cancels the jobs it submitted; records already written stay.
 
 ``cluster=local`` runs the same submission as local subprocesses (submitit's local executor):
 a way to try a configuration, pickling included, before a cluster sees it.
+
+submitit learns that a job ended from its result file or from ``sacct``. On a cluster without
+job accounting ``sacct`` says nothing, and a job killed before it wrote its result (memory, a lost
+node) would be waited for forever; so a job whose state stays unknown and that ``squeue`` no
+longer lists, twice in a row, counts as ended without returning (:class:`_Vanished`).
 """
 
 from __future__ import annotations
 
 import functools
+import getpass
 import shutil
+import subprocess
 import sys
 import time
 from typing import Callable, Iterable, Iterator
@@ -202,6 +209,7 @@ class SlurmExecutor:
               f"({_job_ids(jobs)}); logs in {str(ex.folder).replace('%j', '<job id>')}", file=sys.stderr, flush=True)
         pending = dict(enumerate(jobs))
         failed = []
+        vanished = _Vanished() if self.cluster == "slurm" else None
         try:
             while pending:
                 for i in [i for i, job in pending.items() if job.done()]:
@@ -209,20 +217,58 @@ class SlurmExecutor:
                     try:
                         results = job.result()
                     except Exception as exc:  # the job's process ended without returning: time, memory, node
-                        failed.append((job, len(batches[i]), exc))
+                        failed.append((job, len(batches[i]), _error_line(exc)))
                         continue
                     yield from results
+                for i in vanished(pending) if vanished and pending else ():
+                    failed.append((pending.pop(i), len(batches[i]), _VANISHED))
                 if pending:
                     time.sleep(self.poll_seconds)
         except BaseException:  # Ctrl-C, or the runner stopped reading: nothing should keep computing for it
             _cancel(pending.values())
             raise
         if failed:
-            job, _, exc = failed[0]
+            job, _, error = failed[0]
             raise BNCBenchError(
                 f"executor slurm: {len(failed)} of {len(jobs)} job(s) ended without returning "
                 f"({sum(n for _, n, _ in failed)} task(s), pending unless they wrote their records); "
-                f"first: job {job.job_id} ({job.state}): {_error_line(exc)}; its log: {job.paths.stderr}; the same command reruns their tasks")
+                f"first: job {job.job_id} ({job.state}): {error}; its log: {job.paths.stderr}; the same command reruns their tasks")
+
+
+_VANISHED = "no result, and squeue no longer lists it (killed, or out of time or memory? no sacct state here)"
+
+
+def _queued() -> set[str] | None:
+    """The ids of this user's jobs ``squeue`` lists (array elements one by one), or None if it fails."""
+    try:
+        out = subprocess.run(["squeue", "--noheader", "--array", "--format=%i", f"--user={getpass.getuser()}"],
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return set(out.split())
+
+
+class _Vanished:
+    """The jobs that left the queue without a result while ``sacct`` gives no state (no accounting).
+
+    Called once per poll with the pending jobs; a job counts once its state is still ``UNKNOWN``
+    and ``squeue`` has not listed it at two calls in a row (its result file, written just before
+    it left, is looked for again in between). A failing ``squeue`` decides nothing.
+    """
+
+    def __init__(self) -> None:
+        self.missing: set[int] = set()
+
+    def __call__(self, pending: dict) -> list[int]:
+        unknown = [i for i, job in pending.items() if job.state == "UNKNOWN"]
+        listed = _queued() if unknown else None
+        if listed is None:
+            self.missing = set()
+            return []
+        missing = {i for i in unknown if str(pending[i].job_id) not in listed}
+        gone = sorted(i for i in missing & self.missing if not pending[i].done())
+        self.missing = missing
+        return gone
 
 
 def _chunks(seq: list, size: int) -> list[list]:
