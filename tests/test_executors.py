@@ -149,24 +149,31 @@ class _Job:
 
 
 @needs_submitit
-def test_jobs_count_as_ended_once_squeue_misses_them_twice_while_sacct_knows_nothing(monkeypatch):
+def test_jobs_count_as_ended_once_squeue_has_missed_them_for_the_grace_time(monkeypatch):
     from bncbench.executors import slurm
 
     listed = [{"7_0", "7_1"}]
     calls = []
+    now = [0.0]
     monkeypatch.setattr(slurm, "_queued", lambda: calls.append(1) or listed[0])
     jobs = {0: _Job("7_0"), 1: _Job("7_1"), 2: _Job("7_2"), 3: _Job("8", state="RUNNING")}
-    watch = slurm._Vanished()
-    assert watch(jobs) == [] and len(calls) == 1  # 7_2 missing once: not yet
-    assert watch(jobs) == [2]  # missing twice in a row
+    watch = slurm._Vanished(grace=60.0, clock=lambda: now[0])
+    assert watch(jobs) == [] and len(calls) == 1  # 7_2 missed once
+    now[0] = 59.0
+    assert watch(jobs) == []  # missed again, but within the grace time
+    now[0] = 60.0
+    assert watch(jobs) == [2]
     listed[0] = {"7_0"}
-    assert watch(jobs) == [2]  # 7_1 missing once
-    jobs[1].finished = True  # its result appeared in between: it ended with one
+    assert watch(jobs) == [2]  # 7_1 missed once
+    now[0] = 200.0
+    jobs[1].finished = True  # its result showed in between: it ended with one
     assert watch(jobs) == [2]
     listed[0] = None  # squeue failed: decides nothing, and the count starts again
     assert watch(jobs) == []
     listed[0] = {"7_0"}
     assert watch(jobs) == []
+    now[0] = 260.0
+    assert watch(jobs) == [2]
     calls.clear()
     assert watch({3: jobs[3]}) == [] and calls == [], "jobs with a sacct state never ask squeue"
 

@@ -14,8 +14,8 @@ a way to try a configuration, pickling included, before a cluster sees it.
 
 submitit learns that a job ended from its result file or from ``sacct``. On a cluster without
 job accounting ``sacct`` says nothing, and a job killed before it wrote its result (memory, a lost
-node) would be waited for forever; so a job whose state stays unknown and that ``squeue`` no
-longer lists, twice in a row, counts as ended without returning (:class:`_Vanished`).
+node) would be waited for forever; so a job whose state stays unknown and that ``squeue`` has no
+longer listed for a minute counts as ended without returning (:class:`_Vanished`).
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ class SlurmExecutor:
               f"({_job_ids(jobs)}); logs in {str(ex.folder).replace('%j', '<job id>')}", file=sys.stderr, flush=True)
         pending = dict(enumerate(jobs))
         failed = []
-        vanished = _Vanished() if self.cluster == "slurm" else None
+        vanished = _Vanished(grace=VANISHED_GRACE) if self.cluster == "slurm" else None
         try:
             while pending:
                 for i in [i for i, job in pending.items() if job.done()]:
@@ -236,6 +236,8 @@ class SlurmExecutor:
 
 
 _VANISHED = "no result, and squeue no longer lists it (killed, or out of time or memory? no sacct state here)"
+VANISHED_GRACE = 60.0
+"""Seconds a job without a state must have been missing from ``squeue`` before it counts as ended."""
 
 
 def _queued() -> set[str] | None:
@@ -251,24 +253,34 @@ def _queued() -> set[str] | None:
 class _Vanished:
     """The jobs that left the queue without a result while ``sacct`` gives no state (no accounting).
 
-    Called once per poll with the pending jobs; a job counts once its state is still ``UNKNOWN``
-    and ``squeue`` has not listed it at two calls in a row (its result file, written just before
-    it left, is looked for again in between). A failing ``squeue`` decides nothing.
+    Called once per poll with the pending jobs. A job counts once its state is still ``UNKNOWN``
+    and ``squeue`` has missed it at two calls in a row, the first at least ``grace`` seconds
+    before: time for a result file written just before the job left to show on a shared file
+    system (NFS caches attributes for up to a minute), after which it is looked for once more. A
+    failing ``squeue`` decides nothing.
+
+    Parameters
+    ----------
+    grace : float
+        Seconds between the first miss and the verdict.
+    clock : callable, default=time.monotonic
+        Seconds (tests pass their own).
     """
 
-    def __init__(self) -> None:
-        self.missing: set[int] = set()
+    def __init__(self, grace: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.grace, self.clock = grace, clock
+        self.since: dict[int, float] = {}
 
     def __call__(self, pending: dict) -> list[int]:
         unknown = [i for i, job in pending.items() if job.state == "UNKNOWN"]
         listed = _queued() if unknown else None
         if listed is None:
-            self.missing = set()
+            self.since = {}
             return []
-        missing = {i for i in unknown if str(pending[i].job_id) not in listed}
-        gone = sorted(i for i in missing & self.missing if not pending[i].done())
-        self.missing = missing
-        return gone
+        now, before = self.clock(), self.since
+        self.since = {i: before.get(i, now) for i in unknown if str(pending[i].job_id) not in listed}
+        return sorted(i for i, t in self.since.items()
+                      if i in before and now - t >= self.grace and not pending[i].done())
 
 
 def _chunks(seq: list, size: int) -> list[list]:
