@@ -352,7 +352,7 @@ class _ProgressLog:
 
 
 def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
-                 move: bool = True) -> tuple[Path, bool, bool]:
+                 move: bool = True) -> tuple[Path, Path | None, bool]:
     """Where the task's record goes, after moving it from its :attr:`Task.legacy_key` if stored there.
 
     Parameters
@@ -364,16 +364,15 @@ def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
     retry_failed : bool, default=True
         A stored failure does not count as done (:meth:`bncbench.store.ResultStore.is_done`).
     move : bool, default=True
-        Move a record stored under the legacy key; otherwise (a dry run) leave it there and
-        count it as done if it would be.
+        Move a record stored under the legacy key (:meth:`bncbench.store.ResultStore.rekey`);
+        otherwise (a dry run) leave it there and judge the task as if it had been moved.
 
     Returns
     -------
     path : Path
         The record's path under the task's key.
-    moved : bool
-        Whether a record was (``move``) or would be moved there from the legacy key
-        (:meth:`bncbench.store.ResultStore.rekey`).
+    moved_from : Path or None
+        The legacy record that was (``move``) or would be moved there or removed as a stale copy.
     done : bool
         Whether the task needs no run.
     """
@@ -382,10 +381,11 @@ def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
     legacy = None if task.legacy_key is None else store.record_path(name, label, task.round, task.fold,
                                                                      task.legacy_key)
     if not move:
-        moved = legacy is not None and legacy != path and legacy.exists() and not path.exists()
-        return path, moved, store.is_done(legacy if moved else path, retry_failed=retry_failed)
-    moved = legacy is not None and store.rekey(legacy, path, task.key)
-    return path, bool(moved), store.is_done(path, retry_failed=retry_failed)
+        moved_from = legacy if legacy is not None and legacy != path and legacy.exists() else None
+        judged = moved_from if moved_from is not None and not path.exists() else path
+        return path, moved_from, store.is_done(judged, retry_failed=retry_failed)
+    moved_from = legacy if legacy is not None and store.rekey(legacy, path, task.key) else None
+    return path, moved_from, store.is_done(path, retry_failed=retry_failed)
 
 
 def pending_tasks(
@@ -441,14 +441,13 @@ def pending_tasks(
     pending = []
     rekeyed = 0
     for t in tasks:
-        path, moved, done = stored_state(store, t, retry_failed=retry_failed, move=move)
-        rekeyed += moved
+        path, moved_from, done = stored_state(store, t, retry_failed=retry_failed, move=move)
+        rekeyed += moved_from is not None
         if done:
             continue
-        others = store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
-        if moved and not move:  # the legacy record a real run would move first
-            legacy = store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.legacy_key)
-            others = [p for p in others if p != legacy]
+        # a dry run leaves the legacy record where it is; a real run has moved it already
+        others = [p for p in store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+                  if p != moved_from]
         if others:
             raise BNCBenchError(
                 f"{results_root} already holds results of {t.model.label!r} on {t.dataset['name']!r} from a "

@@ -34,15 +34,17 @@ def check_n_jobs(n: int) -> int:
     return n
 
 
-@EXECUTORS.register("joblib", label="", check=lambda values: check_n_jobs(values.get("n_jobs", 1)),
+@EXECUTORS.register("joblib", label="", check=lambda values: check_n_jobs(values["n_jobs"]),
                     hyperparameters=[
     Hyperparameter("n_jobs", 1, [int], "worker processes (1: in this process; -1: one per core)", int)])
 class JoblibExecutor:
     """Tasks in ``n_jobs`` joblib (loky) worker processes on this machine; ``n_jobs=1`` runs them in-process.
 
+    Made by :func:`bncbench.executors.make_executor`, which fills in the registered default.
+
     Parameters
     ----------
-    n_jobs : int, default=1
+    n_jobs : int
         Worker processes; 1 runs the tasks lazily in this process, -1 starts one per core.
 
     Attributes
@@ -51,12 +53,12 @@ class JoblibExecutor:
         ``int(n_jobs)``.
     """
 
-    def __init__(self, n_jobs: int = 1) -> None:
+    def __init__(self, *, n_jobs: int) -> None:
         """Store the worker count (not validated here: :func:`make_executor` checks it).
 
         Parameters
         ----------
-        n_jobs : int, default=1
+        n_jobs : int
             Worker processes; converted with ``int()``.
         """
         self.n_jobs = int(n_jobs)
