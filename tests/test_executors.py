@@ -2,6 +2,7 @@
 
 import math
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -18,6 +19,8 @@ from bncbench.store import load_predictions, load_results, record_files
 
 needs_submitit = pytest.mark.skipif(find_spec("submitit") is None, reason="submitit is not installed (.[slurm])")
 needs_dask = pytest.mark.skipif(find_spec("distributed") is None, reason="distributed is not installed (.[dask])")
+needs_jobqueue = pytest.mark.skipif(find_spec("dask_jobqueue") is None or find_spec("distributed") is None,
+                                    reason="dask-jobqueue is not installed (.[dask])")
 
 
 def _no_slurm_cluster() -> str | None:
@@ -59,6 +62,8 @@ EXECUTORS = [
                   "executor.max_array_size=2", "executor.poll_seconds=0.5"],
                  "8 task(s) submitted as 3 job(s) in 2 array(s)", marks=needs_slurm_cluster, id="slurm-cluster"),
     pytest.param(["executor=dask", "executor.n_workers=2"], None, marks=needs_dask, id="dask"),
+    pytest.param(["executor=dask", "executor.jobqueue=slurm", "executor.mem_gb=1", "executor.n_workers=2",
+                  "executor.poll_seconds=0.5"], None, marks=[needs_slurm_cluster, needs_jobqueue], id="dask-slurm"),
 ]
 
 
@@ -150,32 +155,32 @@ class _Job:
 
 @needs_submitit
 def test_jobs_count_as_ended_once_squeue_has_missed_them_for_the_grace_time(monkeypatch):
-    from bncbench.executors import slurm
+    from bncbench.executors import slurm, slurm_jobs
 
     listed = [{"7_0", "7_1"}]
     calls = []
     now = [0.0]
-    monkeypatch.setattr(slurm, "_queued", lambda: calls.append(1) or listed[0])
+    monkeypatch.setattr(slurm_jobs, "queued", lambda: calls.append(1) or listed[0])
     jobs = {0: _Job("7_0"), 1: _Job("7_1"), 2: _Job("7_2"), 3: _Job("8", state="RUNNING")}
-    watch = slurm._Vanished(grace=60.0, clock=lambda: now[0])
-    assert watch(jobs) == [] and len(calls) == 1  # 7_2 missed once
+    watch = slurm_jobs.Vanished(grace=60.0, clock=lambda: now[0])
+    assert slurm._vanished(watch, jobs) == [] and len(calls) == 1  # 7_2 missed once
     now[0] = 59.0
-    assert watch(jobs) == []  # missed again, but within the grace time
+    assert slurm._vanished(watch, jobs) == []  # missed again, but within the grace time
     now[0] = 60.0
-    assert watch(jobs) == [2]
+    assert slurm._vanished(watch, jobs) == [2]
     listed[0] = {"7_0"}
-    assert watch(jobs) == [2]  # 7_1 missed once
+    assert slurm._vanished(watch, jobs) == [2]  # 7_1 missed once
     now[0] = 200.0
     jobs[1].finished = True  # its result showed in between: it ended with one
-    assert watch(jobs) == [2]
+    assert slurm._vanished(watch, jobs) == [2]
     listed[0] = None  # squeue failed: decides nothing, and the count starts again
-    assert watch(jobs) == []
+    assert slurm._vanished(watch, jobs) == []
     listed[0] = {"7_0"}
-    assert watch(jobs) == []
+    assert slurm._vanished(watch, jobs) == []
     now[0] = 260.0
-    assert watch(jobs) == [2]
+    assert slurm._vanished(watch, jobs) == [2]
     calls.clear()
-    assert watch({3: jobs[3]}) == [] and calls == [], "jobs with a sacct state never ask squeue"
+    assert slurm._vanished(watch, {3: jobs[3]}) == [] and calls == [], "jobs with a sacct state never ask squeue"
 
 
 @needs_submitit
@@ -258,3 +263,133 @@ def test_options_reach_the_sbatch_script(tmp_path, monkeypatch):
                  "#SBATCH --cpus-per-task=1", "#SBATCH --account=me", "#SBATCH --job-name=bncbench",
                  "source /x/venv/bin/activate"]:
         assert line in script.splitlines(), (line, script)
+
+
+def _fake_sbatch(tmp_path, monkeypatch, test_only: str) -> None:
+    """A stand-in ``sbatch`` on PATH: ``--test-only`` runs the shell line ``test_only`` after keeping the
+    script it was given; a real submission fails (no worker must start)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "sbatch"
+    fake.write_text(f'#!/bin/sh\nif [ "$1" = --test-only ]; then cp "$2" {tmp_path}/script.sh; {test_only}; fi\n'
+                    'echo "sbatch: error: not a real cluster" >&2; exit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+@needs_jobqueue
+def test_dask_jobqueue_options_reach_the_worker_job_script(tmp_path, monkeypatch):
+    from bncbench.executors.jobqueue import start_cluster
+
+    _fake_sbatch(tmp_path, monkeypatch, 'echo "sbatch: Job 3 to start at now" >&2; exit 0')
+    ex = make_executor("dask", jobqueue="slurm", partition="long", timeout_min=4330, mem_gb=8.0, n_workers=30,
+                       sbatch={"account": "me"}, setup=["source /x/venv/bin/activate"], log_dir=str(tmp_path / "logs"))
+    cluster = start_cluster(ex, n_tasks=130)
+    try:
+        assert cluster.job_script() == (tmp_path / "script.sh").read_text(), "the script tried is the one submitted"
+    finally:
+        cluster.close()
+    script = (tmp_path / "script.sh").read_text().splitlines()
+    for line in ["#SBATCH -p long", "#SBATCH -t 72:10:00", "#SBATCH --mem=8G", "#SBATCH --cpus-per-task=1",
+                 "#SBATCH --account=me", "#SBATCH -J bncbench-dask", f"#SBATCH -e {tmp_path}/logs/bncbench-dask-%J.err",
+                 "source /x/venv/bin/activate"]:
+        assert line in script, (line, script)
+    worker = [ln for ln in script if "distributed.cli.dask_worker" in ln]
+    assert len(worker) == 1 and "--nthreads 1" in worker[0], "one single-threaded worker per job"
+    assert "--memory-limit 8.00GiB" in worker[0], "the worker's limit is the job's memory"
+
+
+@needs_jobqueue
+def test_dask_jobqueue_refused_by_sbatch_is_one_line_before_any_task(tmp_path, monkeypatch):
+    _fake_sbatch(tmp_path, monkeypatch, 'echo "sbatch: error: invalid partition specified: nosuch" >&2; '
+                 'echo "allocation failure: Invalid partition name specified" >&2; exit 1')
+    ran = tmp_path / "ran"
+    ex = make_executor("dask", jobqueue="slurm", partition="nosuch", mem_gb=1.0, log_dir=str(tmp_path / "logs"))
+    got, err = _gather(ex, ran.mkdir, [None])
+    assert got == [] and not ran.exists()
+    assert err == "executor dask: sbatch refuses the worker job: invalid partition specified: nosuch"
+    res = run_cli([*RUN, f"results_dir={tmp_path / 'r'}", "executor=dask", "executor.jobqueue=slurm",
+                   "executor.mem_gb=1", "executor.partition=nosuch"], cwd=tmp_path)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and lines[-1].endswith("sbatch refuses the worker job: invalid partition specified: "
+                                                      "nosuch"), res.stderr
+    assert not list((tmp_path / "r").rglob("*.json")), "no record"
+
+
+@needs_jobqueue
+@pytest.mark.parametrize("opts, message", [
+    ({"jobqueue": "slurm"}, "jobqueue=slurm needs executor.mem_gb"),
+    ({"jobqueue": "slurm", "mem_gb": 1.0, "address": "tcp://h:8786"}, "address (a running scheduler) and jobqueue"),
+    ({"jobqueue": "pbs"}, "'jobqueue' parameter of executor 'dask' must be a str among ['slurm'] or None"),
+])
+def test_dask_jobqueue_options_are_checked_before_any_task(opts, message):
+    with pytest.raises(BNCBenchError, match=re.escape(message)):
+        make_executor("dask", **opts)
+
+
+class _WorkerJob:
+    def __init__(self, job_id=None, refused=None):
+        self.job_id, self.refused = job_id, refused
+
+
+class _Cluster:
+    def __init__(self, **jobs):
+        self.workers = jobs
+
+
+@needs_jobqueue
+def test_a_jobqueue_run_stops_once_no_worker_can_start(tmp_path, monkeypatch, capsys):
+    """A job that left the queue without its worker ever registering (or that sbatch refused) is lost: one
+    line; the run raises at the second look in a row with no worker registered and none waiting."""
+    from bncbench.executors import jobqueue, slurm_jobs
+
+    listed = [{"41", "42", "43"}]
+    now = [0.0]
+    monkeypatch.setattr(slurm_jobs, "queued", lambda: listed[0])
+    (tmp_path / "bncbench-dask-41.err").write_text("line 1\nsource: no such file: /x/venv/bin/activate\n")
+    (tmp_path / "bncbench-dask-42.err").write_text("distributed.worker - INFO -  Registered to: tcp://h:1\n")
+    cluster = _Cluster(a=_WorkerJob("41"), b=_WorkerJob("42"), c=_WorkerJob("43"))
+    stalled = jobqueue.Stalled(cluster, str(tmp_path), grace=60.0, clock=lambda: now[0])
+    stalled(set())
+    listed[0] = {"43"}  # 41 and 42 left the queue; 42's worker had registered (its log says so)
+    stalled(set())
+    now[0] = 60.0
+    stalled(set())  # 41 lost: one line; 43 still queued
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "worker job 41 ended before its worker reached the scheduler" in err
+    assert "bncbench-dask-41.err: source: no such file: /x/venv/bin/activate" in err
+    listed[0] = set()  # 43 left too, after its worker registered
+    stalled({"c"})
+    stalled(set())  # nothing registered, nothing waiting, one lost: the first look
+    with pytest.raises(BNCBenchError, match=r"^executor dask: no worker can start: worker job 41 ended before .*"
+                                            r"; 1 worker job\(s\) lost$"):
+        stalled(set())
+    assert "42" not in capsys.readouterr().err, "a worker that registered and ended is not lost: it is replaced"
+
+    refused = jobqueue.Stalled(_Cluster(a=_WorkerJob(refused="QOSMaxSubmitJobPerUserLimit")), str(tmp_path))
+    refused({"b"})  # another worker runs: go on
+    refused(set())
+    with pytest.raises(BNCBenchError, match="no worker can start: sbatch refused a worker job: QOSMaxSubmitJob"):
+        refused(set())
+
+
+@needs_slurm_cluster
+@needs_jobqueue
+def test_on_a_slurm_cluster_dask_workers_that_cannot_start_are_one_line(tmp_path, monkeypatch):
+    """Real sbatch: a worker job whose setup fails ends before its worker registers; dask-jobqueue alone
+    waits for it for ever."""
+    from bncbench.executors import jobqueue
+
+    monkeypatch.setattr(jobqueue, "VANISHED_GRACE", 1.0)
+    ex = make_executor("dask", jobqueue="slurm", mem_gb=1.0, setup=["exit 3"], poll_seconds=0.5,
+                       log_dir=str(tmp_path / "logs"))
+    out = []
+    waiter = threading.Thread(target=lambda: out.append(_gather(ex, math.sqrt, [4.0, 9.0])), daemon=True)
+    waiter.start()
+    waiter.join(timeout=300)
+    assert out, "the run still waits for a worker that will never come"
+    got, err = out[0]
+    assert got == [] and err.startswith("executor dask: no worker can start: worker job ") and "\n" not in err
+    ex = make_executor("dask", jobqueue="slurm", mem_gb=1.0, poll_seconds=0.5, log_dir=str(tmp_path / "logs"))
+    got, err = _gather(ex, math.sqrt, [4.0, -1.0, 9.0])
+    assert sorted(got) == [2.0, 3.0] and "1 of 3 task(s) ended without returning" in err

@@ -15,15 +15,14 @@ a way to try a configuration, pickling included, before a cluster sees it.
 submitit learns that a job ended from its result file or from ``sacct``. On a cluster without
 job accounting ``sacct`` says nothing, and a job killed before it wrote its result (memory, a lost
 node) would be waited for forever; so a job whose state stays unknown and that ``squeue`` has no
-longer listed for a minute counts as ended without returning (:class:`_Vanished`).
+longer listed for a minute counts as ended without returning
+(:class:`~bncbench.executors.slurm_jobs.Vanished`).
 """
 
 from __future__ import annotations
 
 import functools
-import getpass
 import shutil
-import subprocess
 import sys
 import time
 from typing import Callable, Iterable, Iterator
@@ -31,7 +30,8 @@ from typing import Callable, Iterable, Iterator
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
 from bncbench.executors.base import R, T, in_worker, require
-from bncbench.registry import Hyperparameter, finite, integer, options
+from bncbench.executors.slurm_jobs import JOB_OPTIONS, VANISHED_GRACE, Vanished
+from bncbench.registry import Hyperparameter, integer, options
 
 CLUSTERS = ("slurm", "local")
 
@@ -67,20 +67,13 @@ def run_batch(fn: Callable[[T], R], batch: list) -> list:
     Hyperparameter("cluster", "slurm", [options(CLUSTERS)],
                    "slurm: sbatch job arrays; local: the same submission as local processes", str),
     Hyperparameter("folder", "submitit", [str], "submission scripts, pickles and logs (%j: the job id)", str),
-    Hyperparameter("partition", None, [str, None], "SLURM partition (None: the cluster's default)", str),
-    Hyperparameter("timeout_min", 1440, [integer(1)], "time limit of one array element, minutes", int),
     Hyperparameter("cpus_per_task", 1, [integer(1)], "CPUs per array element (a fit uses one)", int),
-    Hyperparameter("mem_gb", None, [finite(0.0), None], "memory per array element, GB (None: the default)",
-                   float),
     Hyperparameter("tasks_per_job", 1, [integer(1)], "tasks one array element runs, one after another", int),
     Hyperparameter("array_parallelism", 256, [integer(1)], "array elements running at once (sbatch --array %)",
                    int),
     Hyperparameter("max_array_size", 1000, [integer(1)],
                    "elements per array (below the cluster's MaxArraySize); more tasks: more arrays", int),
-    Hyperparameter("sbatch", {}, [dict], "more #SBATCH options: {account: x, qos: y, gres: 'gpu:0'}",
-                   dict),
-    Hyperparameter("setup", [], [list], "shell lines before each job (module load, source venv)", list),
-    Hyperparameter("poll_seconds", 30.0, [finite(0.0)], "seconds between two looks at the jobs' states", float),
+    *JOB_OPTIONS,
 ])
 class SlurmExecutor:
     """Tasks as SLURM job arrays (submitit); the records are written by the jobs, on a shared file system.
@@ -209,7 +202,7 @@ class SlurmExecutor:
               f"({_job_ids(jobs)}); logs in {str(ex.folder).replace('%j', '<job id>')}", file=sys.stderr, flush=True)
         pending = dict(enumerate(jobs))
         failed = []
-        vanished = _Vanished(grace=VANISHED_GRACE) if self.cluster == "slurm" else None
+        vanished = Vanished(grace=VANISHED_GRACE) if self.cluster == "slurm" else None
         try:
             while pending:
                 for i in [i for i, job in pending.items() if job.done()]:
@@ -220,7 +213,7 @@ class SlurmExecutor:
                         failed.append((job, len(batches[i]), _error_line(exc)))
                         continue
                     yield from results
-                for i in vanished(pending) if vanished and pending else ():
+                for i in _vanished(vanished, pending) if vanished and pending else ():
                     failed.append((pending.pop(i), len(batches[i]), _VANISHED))
                 if pending:
                     time.sleep(self.poll_seconds)
@@ -235,54 +228,14 @@ class SlurmExecutor:
                 f"first: job {job.job_id} ({job.state}): {error}; its log: {job.paths.stderr}; the same command reruns their tasks")
 
 
+def _vanished(vanished: Vanished, pending: dict) -> list[int]:
+    """The pending jobs without a ``sacct`` state (``UNKNOWN``: no accounting) that left the queue without a
+    result: ``squeue`` has missed them for :data:`VANISHED_GRACE` seconds and their result has not shown."""
+    unknown = {i: str(job.job_id) for i, job in pending.items() if job.state == "UNKNOWN"}
+    return [i for i in vanished(unknown) if not pending[i].done()]
+
+
 _VANISHED = "no result, and squeue no longer lists it (killed, or out of time or memory? no sacct state here)"
-VANISHED_GRACE = 60.0
-"""Seconds a job without a state must have been missing from ``squeue`` before it counts as ended."""
-
-
-def _queued() -> set[str] | None:
-    """The ids of this user's jobs ``squeue`` lists (array elements one by one), or None if it fails."""
-    try:
-        out = subprocess.run(["squeue", "--noheader", "--array", "--format=%i", f"--user={getpass.getuser()}"],
-                             capture_output=True, text=True, timeout=120, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return set(out.split())
-
-
-class _Vanished:
-    """The jobs that left the queue without a result while ``sacct`` gives no state (no accounting).
-
-    Called once per poll with the pending jobs. A job counts once its state is still ``UNKNOWN``
-    and ``squeue`` has missed it at two calls in a row, the first at least ``grace`` seconds
-    before: time for a result file written just before the job left to show on a shared file
-    system (NFS caches attributes for up to a minute), after which it is looked for once more. A
-    failing ``squeue`` decides nothing.
-
-    Parameters
-    ----------
-    grace : float
-        Seconds between the first miss and the verdict.
-    clock : callable, default=time.monotonic
-        Seconds (tests pass their own).
-    """
-
-    def __init__(self, grace: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.grace, self.clock = grace, clock
-        self.since: dict[int, float] = {}
-
-    def __call__(self, pending: dict) -> list[int]:
-        unknown = [i for i, job in pending.items() if job.state == "UNKNOWN"]
-        listed = _queued() if unknown else None
-        if listed is None:
-            self.since = {}
-            return []
-        now, before = self.clock(), self.since
-        self.since = {i: before.get(i, now) for i in unknown if str(pending[i].job_id) not in listed}
-        return sorted(i for i, t in self.since.items()
-                      if i in before and now - t >= self.grace and not pending[i].done())
-
-
 def _chunks(seq: list, size: int) -> list[list]:
     """Consecutive slices of ``seq`` of ``size`` items (the last one shorter)."""
     return [seq[i:i + size] for i in range(0, len(seq), size)]
