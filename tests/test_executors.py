@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from importlib.util import find_spec
 
@@ -393,3 +394,20 @@ def test_on_a_slurm_cluster_dask_workers_that_cannot_start_are_one_line(tmp_path
     ex = make_executor("dask", jobqueue="slurm", mem_gb=1.0, poll_seconds=0.5, log_dir=str(tmp_path / "logs"))
     got, err = _gather(ex, math.sqrt, [4.0, -1.0, 9.0])
     assert sorted(got) == [2.0, 3.0] and "1 of 3 task(s) ended without returning" in err
+
+
+@needs_jobqueue
+def test_ctrl_c_stays_an_interrupt_once_dask_jobqueue_is_imported(tmp_path):
+    """dask_jobqueue's import turns SIGINT into sys.exit(): Ctrl-C would end a run with status 0."""
+    code = ("import signal, sys\n"
+            "from bncbench.errors import BNCBenchError\n"
+            "from bncbench.executors import make_executor\n"
+            "before = signal.getsignal(signal.SIGINT)\n"
+            "try:\n"
+            "    make_executor('dask', jobqueue='slurm', mem_gb=1.0)\n"
+            "except BNCBenchError:\n"
+            "    pass  # no sbatch here: the check imported dask_jobqueue all the same\n"
+            "assert 'dask_jobqueue' in sys.modules\n"
+            "print(signal.getsignal(signal.SIGINT) is before)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.strip() == "True", res.stdout + res.stderr[-2000:]

@@ -35,7 +35,9 @@ def _check(values: dict) -> None:
         return
     import shutil
 
-    require("dask_jobqueue", "dask", "dask")
+    from bncbench.executors.jobqueue import load
+
+    load()
     if values["address"] is not None:
         raise BNCBenchError("executor dask: address (a running scheduler) and jobqueue (a cluster started for the "
                             "run) exclude each other")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from bncbench.errors import BNCBenchError
+from bncbench.executors.base import require
 from bncbench.executors.slurm_jobs import VANISHED_GRACE, Vanished
 
 JOB_NAME = "bncbench-dask"
@@ -109,9 +110,34 @@ def sbatch_reason(stderr: str) -> str:
     return errors[-1] if errors else (lines[-1] if lines else "no reason given")
 
 
+def load() -> None:
+    """Import dask-jobqueue without the SIGINT handler its import installs.
+
+    ``dask_jobqueue.runner`` sets ``signal.signal(SIGINT, lambda *_: sys.exit())`` when imported:
+    Ctrl-C would then raise ``SystemExit()`` and end the run with status 0, as if it had
+    succeeded. The handler in place before the import is put back.
+
+    Raises
+    ------
+    BNCBenchError
+        If dask-jobqueue is not installed (one line naming the extra).
+    """
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()  # handlers are the main thread's only
+    previous = signal.getsignal(signal.SIGINT) if main else None
+    try:
+        require("dask_jobqueue", "dask", "dask")
+    finally:
+        if main and previous is not None and signal.getsignal(signal.SIGINT) is not previous:
+            signal.signal(signal.SIGINT, previous)
+
+
 @functools.cache
 def _cluster_class():
     """``SLURMCluster`` whose jobs record a refused submission (:func:`job_class`) instead of raising it."""
+    load()
     from dask_jobqueue import SLURMCluster
 
     return type("BNCBenchSLURMCluster", (SLURMCluster,), {"job_cls": job_class()})
