@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
 from bncbench.executors.base import R, T, in_worker, require
-from bncbench.executors.slurm_jobs import JOB_OPTIONS
+from bncbench.executors.slurm_jobs import JOB_OPTIONS, require_commands
 from bncbench.registry import Hyperparameter, integer, options
 
 JOBQUEUES = ("slurm",)
@@ -33,8 +33,6 @@ def _check(values: dict) -> None:
     require("distributed", "dask", "dask")
     if values["jobqueue"] is None:
         return
-    import shutil
-
     from bncbench.executors.jobqueue import load
 
     load()
@@ -44,9 +42,7 @@ def _check(values: dict) -> None:
     if values["mem_gb"] is None:
         raise BNCBenchError("executor dask: jobqueue=slurm needs executor.mem_gb, the memory of one worker job "
                             "(its worker is stopped beyond it)")
-    if shutil.which("sbatch") is None:
-        raise BNCBenchError("executor dask: jobqueue=slurm needs sbatch on this machine's PATH; run from a SLURM "
-                            "login node")
+    require_commands("dask", ("sbatch",), " (jobqueue=slurm; without it the workers are local processes)")
 
 
 @EXECUTORS.register("dask", label="", check=_check, hyperparameters=[

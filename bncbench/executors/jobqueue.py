@@ -223,14 +223,17 @@ class Stalled:
         for name, job in jobs.items():
             if getattr(job, "refused", None) and name not in self.lost:
                 self._lose(name, f"sbatch refused a worker job: {job.refused}")
+        # refused jobs have no job id; a job lost after it left the queue is in ``ended``
         waiting = {name: job.job_id for name, job in jobs.items()
-                   if job.job_id and name not in self.seen and name not in self.lost and name not in self.ended}
+                   if job.job_id and name not in self.seen and name not in self.ended}
         for name in self.vanished(waiting):
             self.ended.add(name)
             log = self.log_dir / f"{JOB_NAME}-{waiting[name]}.err"
-            if not _registered_in(log):
+            lines = _log_lines(log)
+            if lines is None or not any("Registered to" in ln for ln in lines):
+                last = "(no log)" if lines is None else lines[-1][:300] if lines else "(empty)"
                 self._lose(name, f"worker job {waiting[name]} ended before its worker reached the scheduler "
-                                 f"(a setup line, the Python environment on the node?); its log: {log}: {_last_line(log)}")
+                                 f"(a setup line, the Python environment on the node?); its log: {log}: {last}")
         stuck = not registered and not set(waiting) - self.ended and self.lost
         self.idle = self.idle + 1 if stuck else 0
         jobs = job = None  # the traceback keeps this frame: the jobs must not outlive the cluster's close
@@ -243,17 +246,9 @@ class Stalled:
         print(f"bncbench: {why}", file=sys.stderr, flush=True)
 
 
-def _registered_in(log: Path) -> bool:
-    """Whether a worker's log says it reached the scheduler."""
+def _log_lines(log: Path) -> list[str] | None:
+    """The non-blank lines of a worker job's log, stripped; None if it cannot be read."""
     try:
-        return "Registered to" in log.read_text(errors="replace")
+        return [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
-        return False
-
-
-def _last_line(log: Path) -> str:
-    try:
-        lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return "(no log)"
-    return lines[-1][:300] if lines else "(empty)"
+        return None

@@ -22,7 +22,6 @@ longer listed for a minute counts as ended without returning
 from __future__ import annotations
 
 import functools
-import shutil
 import sys
 import time
 from typing import Callable, Iterable, Iterator
@@ -30,7 +29,7 @@ from typing import Callable, Iterable, Iterator
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
 from bncbench.executors.base import R, T, in_worker, require
-from bncbench.executors.slurm_jobs import JOB_OPTIONS, VANISHED_GRACE, Vanished
+from bncbench.executors.slurm_jobs import JOB_OPTIONS, VANISHED_GRACE, Vanished, require_commands
 from bncbench.registry import Hyperparameter, integer, options
 
 CLUSTERS = ("slurm", "local")
@@ -39,10 +38,9 @@ CLUSTERS = ("slurm", "local")
 def _check(values: dict) -> None:
     """Before any task: submitit importable, and ``sbatch`` and ``srun`` here for ``cluster=slurm``."""
     require("submitit", "slurm", "slurm")
-    missing = [c for c in ("sbatch", "srun") if shutil.which(c) is None] if values["cluster"] == "slurm" else []
-    if missing:
-        raise BNCBenchError(f"executor slurm: no {' or '.join(missing)} on this machine's PATH; run from a SLURM "
-                            "login node (executor.cluster=local tries the same submission with local processes)")
+    if values["cluster"] == "slurm":
+        require_commands("slurm", ("sbatch", "srun"),
+                         " (executor.cluster=local tries the same submission with local processes)")
 
 
 def run_batch(fn: Callable[[T], R], batch: list) -> list:

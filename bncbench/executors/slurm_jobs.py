@@ -9,10 +9,12 @@ on a cluster without job accounting nothing else says so (:class:`Vanished`).
 from __future__ import annotations
 
 import getpass
+import shutil
 import subprocess
 import time
 from typing import Callable, Hashable
 
+from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer
 
 JOB_OPTIONS = [
@@ -26,6 +28,29 @@ JOB_OPTIONS = [
     Hyperparameter("poll_seconds", 30.0, [finite(0.0)], "seconds between two looks at the jobs' states", float),
 ]
 """The SLURM job options of ``executor=slurm`` and ``executor=dask`` (``jobqueue=slurm``)."""
+
+def require_commands(executor: str, commands: tuple[str, ...], hint: str = "") -> None:
+    """Before any task: SLURM's ``commands`` on this machine's PATH (a login node), else one line.
+
+    Parameters
+    ----------
+    executor : str
+        The executor's registered name, for the message.
+    commands : tuple of str
+        The commands it calls (``sbatch``, ``srun``).
+    hint : str, default=""
+        Appended to the message (what to use instead).
+
+    Raises
+    ------
+    BNCBenchError
+        Naming the missing commands.
+    """
+    missing = [c for c in commands if shutil.which(c) is None]
+    if missing:
+        raise BNCBenchError(f"executor {executor}: no {' or '.join(missing)} on this machine's PATH; run from a "
+                            f"SLURM login node{hint}")
+
 
 VANISHED_GRACE = 60.0
 """Seconds a job must have been missing from ``squeue`` before it counts as ended."""
