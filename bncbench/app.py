@@ -49,6 +49,9 @@ class Plan:
         Absolute data directory from the config's ``data_dir``, or None (the default location).
     executor : Executor or None, default=None
         Where the tasks run (:func:`bncbench.executors.make_executor`); :func:`prepare` always sets it.
+    checkpoint_every : float or None, default=None
+        Seconds between the saves of a long fit's state (``cfg.checkpoint_every``;
+        :func:`bncbench.runner.run_task`); ``None``: no checkpoints.
     """
 
     name: str
@@ -58,6 +61,7 @@ class Plan:
     protocol: Protocol
     data_dir: str | None
     executor: Executor | None = None
+    checkpoint_every: float | None = None
 
 
 def _searchpath(cfg: DictConfig) -> list:
@@ -203,6 +207,7 @@ def prepare(cfg: DictConfig) -> Plan:
     BNCBenchError
         If ``name``, ``cv.rounds``, ``cv.folds`` or ``seed`` is missing or not usable (the name
         must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
+        ``checkpoint_every`` is negative,
         a dataset is unknown or unavailable, a model option, key or label is bad, a model's
         components reject their hyperparameters, or the executor or its options are invalid.
     """
@@ -220,6 +225,8 @@ def prepare(cfg: DictConfig) -> Plan:
         mode = str(getattr(mode, "value", mode))
         extra = sorted(set(cfg.cv) - {"mode", "rounds", "folds"})
         seed = int(cfg.seed)
+        every = cfg.get("checkpoint_every")
+        every = None if every is None else float(every)
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
     except Exception as exc:  # missing keys, bad interpolations, non-integers
@@ -228,6 +235,8 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"bad experiment name {name!r}")
     if seed < 0:
         raise BNCBenchError(f"seed must be >= 0, got {seed}")
+    if every is not None and not every >= 0:
+        raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
     if extra:
         raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}; the protocol's keys: cv.mode, cv.rounds, "
                             "cv.folds")
@@ -252,7 +261,7 @@ def prepare(cfg: DictConfig) -> Plan:
     executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models, protocol, data_dir,
-                executor)
+                executor, every)
 
 
 def select_models(models: list, only) -> list:
@@ -345,6 +354,7 @@ def execute(cfg: DictConfig) -> int:
         executor=plan.executor,
         progress=progress,
         retry_failed=bool(cfg.get("retry_failed", True)),
+        checkpoint_every=plan.checkpoint_every,
     )
     correction = bool(cfg.get("correction", False))
     # summary.csv covers every record of the experiment directory (sweep jobs share it);

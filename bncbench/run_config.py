@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
+from bncbench.engine.checkpoint import EVERY
 from bncbench.protocol import CVConfig
 
 
@@ -50,6 +51,9 @@ class RunConfig:
     progress : bool, optional
         A progress bar (true), one log line a minute (false with no terminal), or a bar on a
         terminal only (None).
+    checkpoint_every : float, optional, default=:data:`bncbench.engine.checkpoint.EVERY`
+        Seconds between the saves of a long L-BFGS fit's state, from which a killed task's rerun
+        goes on (:mod:`bncbench.engine.checkpoint`); 0: every iteration; None: no checkpoints.
     correction : bool, default=False
         Webb's unbiased correction of the Kohavi–Wolpert bias in the printed summary.
     dry_run : bool, default=False
@@ -76,6 +80,7 @@ class RunConfig:
     results_dir: str = "results"
     retry_failed: bool = True
     progress: Optional[bool] = None
+    checkpoint_every: Optional[float] = EVERY
     correction: bool = False
     dry_run: bool = False
     report: Any = None

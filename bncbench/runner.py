@@ -14,6 +14,7 @@ goes on.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -28,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.data import registry
+from bncbench.engine import checkpoint
 from bncbench.data.given_split import holdout_indices
 from bncbench.errors import BNCBenchError
 from bncbench.models import ModelSpec
@@ -231,7 +233,8 @@ def evaluate_task(task: Task) -> TaskRecord:
         ds, train, test, codes, cards = _prepared_fold(
             json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
             task.fold, p.mode)
-        _warm_up(task.model.params, cards, codes[train], ds.y[train])
+        with checkpoint.suspended():  # the task's checkpoints are its timed fit's
+            _warm_up(task.model.params, cards, codes[train], ds.y[train])
         clf = make_estimator(task.model.params, cards)
         t0 = time.perf_counter()
         clf.fit(codes[train], ds.y[train])
@@ -259,7 +262,8 @@ def evaluate_task(task: Task) -> TaskRecord:
     return rec
 
 
-def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | None = None) -> TaskRecord:
+def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | None = None,
+             checkpoint_every: float | None = None) -> TaskRecord:
     """Evaluate one task and write its record where the task ran; returns the record without its arrays.
 
     Parameters
@@ -271,6 +275,12 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     progress_every : float, optional
         An optimization that runs longer logs its progress to stderr this often, in seconds
         (:func:`bncbench.engine.optim.fit_progress`); ``None``: silent.
+    checkpoint_every : float, optional
+        An L-BFGS fit saves its state beside the record to be this often, in seconds, and a
+        rerun of the task goes on from it (:mod:`bncbench.engine.checkpoint`); the files are
+        removed once the record is written. The record's ``train_time`` then includes the
+        optimizer's seconds before the checkpoint, and ``resumed`` the iterations it went on
+        from. The files of a failed task stay, for its retry. ``None``: no checkpoints.
 
     Returns
     -------
@@ -285,16 +295,26 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     BNCBenchError or KeyError
         As :func:`evaluate_task`.
     """
-    if progress_every is None:
-        rec = evaluate_task(task)
-    else:
-        from bncbench.engine.optim import fit_progress
+    store = ResultStore(store_root)
+    label = f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}"
+    ck = None
+    with contextlib.ExitStack() as stack:
+        if progress_every is not None:
+            from bncbench.engine.optim import fit_progress
 
-        with fit_progress(f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}", progress_every):
-            rec = evaluate_task(task)
+            stack.enter_context(fit_progress(label, progress_every))
+        if checkpoint_every is not None:
+            path = store.record_path(task.dataset["name"], task.model.label, task.round, task.fold, task.key)
+            ck = stack.enter_context(checkpoint.fit_checkpoint(path.with_suffix(""), checkpoint_every, label))
+        rec = evaluate_task(task)
+    if ck is not None and ck.resumed and rec.status == "ok":
+        rec.train_time += ck.credited
+        rec.resumed = list(ck.resumed)
     if rec.arrays is not None:
         rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}
-    ResultStore(store_root).put(rec)
+    store.put(rec)
+    if ck is not None and rec.status == "ok":  # a failed task's retry may go on from them
+        ck.clear()
     return rec.summary()
 
 
@@ -477,6 +497,7 @@ def run_experiment(
     executor: Executor | None = None,
     progress: bool | None = None,
     retry_failed: bool = True,
+    checkpoint_every: float | None = checkpoint.EVERY,
 ) -> dict:
     """Run every pending task; returns counts of ``total, skipped, ok, failed`` and the task ``keys``.
 
@@ -508,6 +529,9 @@ def run_experiment(
     retry_failed : bool, default=True
         Run again the tasks whose stored record has failed; otherwise any stored record counts
         as done.
+    checkpoint_every : float, optional
+        Seconds between the saves of a long L-BFGS fit's state, from which the task's rerun goes
+        on if this run is killed (:func:`run_task`); ``None``: no checkpoints.
 
     Returns
     -------
@@ -539,8 +563,8 @@ def run_experiment(
     # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
     log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
     every = log.every if log is not None else None  # fits of an hour say how far they are, as the tasks do
-    for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root),
-                                                        progress_every=every), pending):
+    for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root), progress_every=every,
+                                                        checkpoint_every=checkpoint_every), pending):
         counts[rec.status] += 1
         bar.update(1)
         if log is not None:

@@ -4,17 +4,21 @@ Layout under ``results/<experiment>/``::
 
     records/<dataset>/<model>/r<round>f<fold>-<key>.json   # scalars, trace, status
     records/<dataset>/<model>/r<round>f<fold>-<key>.npz    # per-test-instance predictions
+    records/<dataset>/<model>/r<round>f<fold>-<key>.fit<i>.npz  # while it runs: a long fit's checkpoint
 
 ``key`` is a hash of everything that determines the task (dataset identity,
 model parameters, seed, protocol, round, fold). A record is written to a
 temporary file in the same directory and renamed into place, predictions
 first and the JSON last, so the JSON's presence means the task is complete;
 a sweep killed at any moment leaves no partial record behind and a rerun
-skips what is done.
+skips what is done. A long L-BFGS fit saves its state beside the record to be
+(``.fit<i>.npz``, :mod:`bncbench.engine.checkpoint`): the rerun of a killed
+task goes on from there; the files are removed once the record is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -78,6 +82,10 @@ class TaskRecord:
         Training conditional log-likelihood, for models that report it.
     trace : list, optional
         Per-iteration records of the optimizer, for models that report them.
+    resumed : list of int, optional
+        The iterations at which the fit went on from a checkpoint of an earlier, killed run of
+        the task (:mod:`bncbench.engine.checkpoint`); its ``train_time`` includes the optimizer's
+        seconds of those runs up to the checkpoint. Absent for a fit run in one go.
     error : str, optional
         ``"ExceptionType: message"`` of a failed task.
     traceback : str, optional
@@ -118,6 +126,7 @@ class TaskRecord:
     n_fev: Optional[int] = None
     train_cll: Optional[float] = None
     trace: Optional[list] = None
+    resumed: Optional[list] = None
     error: Optional[str] = None
     traceback: Optional[str] = None
     protocol: Optional[str] = None  # "cv" or "holdout" (records before it: cv)
@@ -182,10 +191,7 @@ def safe_name(name: str) -> str:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, renamed into place.
-
-    The temporary file is named ``.tmp-<host>-<pid>-...`` (see :meth:`ResultStore.clean_temp`)
-    and synced to disk before the rename; the parent directories are created if missing.
+    """Write ``data`` to ``path`` atomically (:func:`atomic_file`).
 
     Parameters
     ----------
@@ -197,14 +203,41 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     Raises
     ------
     OSError
-        If a directory or the file cannot be written; the temporary file is removed and
-        ``path`` is left as it was.
+        If a directory or the file cannot be written; ``path`` is left as it was.
+    """
+    with atomic_file(path) as fh:
+        fh.write(data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path):
+    """A binary file to write that replaces ``path`` at the end of the block, or not at all.
+
+    The file is a temporary one in the same directory, named ``.tmp-<host>-<pid>-...`` (see
+    :meth:`ResultStore.clean_temp`), synced to disk and renamed into place when the block ends
+    without an exception; the parent directories are created if missing.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The destination; replaced if it exists.
+
+    Yields
+    ------
+    file object
+        The temporary file, open for binary writing.
+
+    Raises
+    ------
+    OSError
+        If a directory or the file cannot be written; on this or any exception in the block the
+        temporary file is removed and ``path`` is left as it was.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -28,6 +28,8 @@ BAD = [
     (["seed=abc"], "Value 'abc' of type 'str' could not be converted to Integer"),
     (["seed=-1"], "seed must be >= 0, got -1"),
     (["dry_run=true", "seed=-1"], "seed must be >= 0, got -1"),
+    (["checkpoint_every=-5"], "checkpoint_every must be >= 0 seconds (0: every iteration) or null, got -5.0"),
+    (["checkpoint_every=often"], "Value 'often' of type 'str' could not be converted to Float"),
 ]
 
 

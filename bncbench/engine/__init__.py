@@ -8,16 +8,26 @@
              from the codes, ``subset_lookup``);
 ``params``   parameter maps (discriminative, extended, weighted levels 1-4);
 ``problem``  objective = NLL + regularization, with evaluation counting;
-``optim``    traced optimizers (registered in ``bncbench.components.OPTIMIZERS``).
+``optim``    traced optimizers (registered in ``bncbench.components.OPTIMIZERS``);
+``lbfgsb``   scipy's L-BFGS-B stepped with its state in hand, which
+``checkpoint`` saves during long fits and resumes exactly.
 
 See ``docs/engine.md``; the estimator-facing entry point is
 :func:`bncbench.ccbn.fit_ccbn`.
 """
 
-from bncbench.engine.design import Layout
-from bncbench.engine.loss import CLL, Data, scores
-from bncbench.engine.optim import STOPS, optimize
-from bncbench.engine.params import make_map
-from bncbench.engine.problem import REGS, Problem
+import importlib
 
-__all__ = ["CLL", "Data", "Layout", "Problem", "REGS", "STOPS", "make_map", "optimize", "scores"]
+_EXPORTS = {
+    "Layout": "design", "CLL": "loss", "Data": "loss", "scores": "loss", "STOPS": "optim", "optimize": "optim",
+    "make_map": "params", "REGS": "problem", "Problem": "problem",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    """The exports, imported when first asked for: ``bncbench.engine.checkpoint`` (read by the run
+    config's schema) must not load the compiled kernels."""
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"bncbench.engine.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

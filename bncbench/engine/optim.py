@@ -54,6 +54,7 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 
 from bncbench.components import OPTIMIZERS
+from bncbench.engine import checkpoint, lbfgsb
 from bncbench.engine.problem import Problem
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer, options
@@ -199,20 +200,47 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     """
     s = _settings(opts, {"history": 10, "maxfun": None})
     tr = Tracer(problem)
-    problem.fg(x0)
+    f0, _ = problem.fg(x0)
     tr.record(x0)
     if s["maxiter"] == 0:
         return x0, tr.trace, 0
+    options = {"maxiter": s["maxiter"], "ftol": s["ftol"], "gtol": s["gtol"], "maxcor": int(s["history"]),
+               "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": 40}
+    ck = checkpoint.active()
+    if ck is not None and lbfgsb.available():
+        return _lbfgs_checkpointed(problem, x0, f0, options, tr, ck)
 
     def cb(intermediate_result):
         tr.record(intermediate_result.x)
 
-    res = minimize(
-        problem.fg, x0, jac=True, method="L-BFGS-B", callback=cb,
-        options={"maxiter": s["maxiter"], "ftol": s["ftol"], "gtol": s["gtol"], "maxcor": int(s["history"]),
-                 "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": 40},
-    )
+    res = minimize(problem.fg, x0, jac=True, method="L-BFGS-B", callback=cb, options=options)
     return res.x, tr.trace, int(res.nit)
+
+
+def _lbfgs_checkpointed(problem: Problem, x0: np.ndarray, f0: float, options: dict, tr: Tracer,
+                        ck: "checkpoint.FitCheckpoint") -> tuple[np.ndarray, list[dict], int]:
+    """:func:`lbfgs`'s L-BFGS-B, saved every ``ck.every`` seconds and resumed from a matching save.
+
+    The same iterates, trace (but its times) and ``n_iter`` as ``minimize`` gives, whether or not
+    the fit went on from a checkpoint (:mod:`bncbench.engine.checkpoint`).
+    """
+    saver = ck.begin(checkpoint.fingerprint(x0, f0, options))
+    if saver.state is not None:
+        state = saver.state
+        tr.trace, problem.n_fev = saver.trace, saver.n_fev
+        tr.t0 -= saver.elapsed  # the trace's times go on from the saved run's
+    else:
+        state = lbfgsb.State.start(x0, options["maxcor"])
+
+    def on_iteration(st):
+        tr.record(st.x)
+        if st.task[0] != lbfgsb.STOP:
+            saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0)
+
+    state = lbfgsb.run(problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
+                       maxls=options["maxls"], maxiter=options["maxiter"], maxfun=options["maxfun"],
+                       on_iteration=on_iteration)
+    return state.x, tr.trace, state.n_iter
 
 
 def _scipy_method(method, problem, x0, opts, extra=None):

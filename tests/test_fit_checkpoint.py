@@ -1,0 +1,167 @@
+"""Checkpoints of long fits (``bncbench/engine/checkpoint.py``, ``lbfgsb.py``).
+
+A fit killed after its state was saved, and run again, must end exactly where one that was never
+stopped ends: the same parameters, probabilities, iteration count and trace (but its times).
+Checked on DBL² (our stepping of scipy's L-BFGS-B against ``scipy.optimize.minimize``, kills at
+several iterations, a file of another fit left aside) and through the runner (a task killed in
+its fit, then run again: the record equals an uninterrupted run's, and the file is gone).
+"""
+
+import json
+
+import numpy as np
+import pytest
+from test_ccbn import _data
+
+from bncbench import BNClassifier
+from bncbench.engine import checkpoint, lbfgsb
+from bncbench.engine.problem import Problem
+
+pytestmark = pytest.mark.skipif(not lbfgsb.available(), reason="this scipy's L-BFGS-B cannot be stepped (not 1.15+)")
+
+
+class Killed(BaseException):
+    """Stands for the process being killed (not an Exception: nothing may catch it)."""
+
+
+@pytest.fixture(scope="module")
+def toy():
+    X, y, cards = _data(600, seed=5, n_attr=7, card=(2, 4), n_classes=3, p=2)
+    return X, y, cards
+
+
+def _fit(toy, **kw):
+    X, y, cards = toy
+    params = {"structure": "anje", "n": 2, "param": "weighted", "init": "generative", "optimizer": "lbfgs",
+              "reg": "l2", "lam": 0.01, **kw}
+    return BNClassifier(discretize=False, cardinalities=cards, **params).fit(X, y)
+
+
+def _same_fit(a, b, X):
+    assert a.n_iter_ == b.n_iter_
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert [{k: v for k, v in r.items() if k != "time"} for r in a.trace_] == \
+        [{k: v for k, v in r.items() if k != "time"} for r in b.trace_]
+
+
+def _kill_after(monkeypatch, n_evaluations):
+    fg, calls = Problem.fg, {"n": 0}
+
+    def dying(self, x):
+        calls["n"] += 1
+        if calls["n"] > n_evaluations:
+            raise Killed
+        return fg(self, x)
+
+    monkeypatch.setattr(Problem, "fg", dying)
+
+
+def test_stepped_lbfgsb_is_minimize(toy):
+    ref = _fit(toy)
+    assert ref.n_iter_ > 30  # a fit long enough for the kills below
+    with checkpoint.fit_checkpoint("/nonexistent/never-written", every=1e9):
+        ours = _fit(toy)
+    _same_fit(ours, ref, toy[0])
+
+
+@pytest.mark.parametrize("kill_at", [3, 17, 40])
+def test_killed_fit_goes_on_to_the_same_end(toy, tmp_path, monkeypatch, kill_at):
+    ref = _fit(toy)
+    prefix = tmp_path / "r0f0-key"
+    _kill_after(monkeypatch, kill_at)
+    with pytest.raises(Killed), checkpoint.fit_checkpoint(prefix, every=0.0):
+        _fit(toy)
+    monkeypatch.undo()
+    saved = list(tmp_path.glob("r0f0-key.fit*.npz"))
+    assert [p.name for p in saved] == ["r0f0-key.fit0.npz"]
+    with checkpoint.fit_checkpoint(prefix, every=0.0) as ck:
+        got = _fit(toy)
+    assert len(ck.resumed) == 1 and 0 < ck.resumed[0] < ref.n_iter_ and ck.credited > 0
+    _same_fit(got, ref, toy[0])
+    assert got.n_fev_ == ref.n_fev_
+
+
+def test_twice_killed_fit_and_time_carried_over(toy, tmp_path, monkeypatch):
+    ref = _fit(toy)
+    prefix = tmp_path / "r1f1-key"
+    for kill_at in (10, 10):  # the second run resumes and is killed again, 10 evaluations on
+        _kill_after(monkeypatch, kill_at)
+        with pytest.raises(Killed), checkpoint.fit_checkpoint(prefix, every=0.0):
+            _fit(toy)
+        monkeypatch.undo()
+    with checkpoint.fit_checkpoint(prefix, every=0.0) as ck:
+        got = _fit(toy)
+    _same_fit(got, ref, toy[0])
+    times = [r["time"] for r in got.trace_]
+    assert times == sorted(times)  # the trace's clock goes on from the saved run's
+    assert ck.resumed[0] > 10 - 2
+
+
+def test_file_of_another_fit_is_left_aside(toy, tmp_path, monkeypatch, capsys):
+    prefix = tmp_path / "r0f0-key"
+    _kill_after(monkeypatch, 12)
+    with pytest.raises(Killed), checkpoint.fit_checkpoint(prefix, every=0.0):
+        _fit(toy, lam=0.02)  # another penalty: another optimization
+    monkeypatch.undo()
+    with checkpoint.fit_checkpoint(prefix, every=0.0) as ck:
+        got = _fit(toy)
+    assert ck.resumed == [] and "is of another fit" in capsys.readouterr().err
+    _same_fit(got, _fit(toy), toy[0])
+
+
+def test_saves_every_interval_only(tmp_path):
+    now = {"t": 0.0}
+    ck = checkpoint.FitCheckpoint(tmp_path / "p", every=60.0, clock=lambda: now["t"])
+    saver = ck.begin("fp")
+    state = lbfgsb.State.start(np.zeros(3), 2)
+    saved = []
+    for t in (10.0, 59.0, 61.0, 100.0, 122.0):
+        now["t"] = t
+        saved.append(saver.maybe_save(state, [], 0, t))
+    assert saved == [False, False, True, False, True]
+    assert [p.name for p in ck.files()] == ["p.fit0.npz"]
+    ck.clear()
+    assert ck.files() == []
+
+
+def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monkeypatch):
+    from bncbench.data import registry
+    from bncbench.models import ModelSpec
+    from bncbench import runner
+    from bncbench.runner import Protocol, Task, run_task
+    from bncbench.store import record_files
+
+    spec = ModelSpec("DBL2", {"structure": "anje", "n": 2, "param": "weighted", "init": "generative",
+                              "optimizer": "lbfgs", "reg": "l2", "lam": 0.01})
+    task = Task(registry.resolve(["sklearn-wine"])[0], spec, 0, 1, Protocol(seed=0, rounds=1, folds=2))
+    run_task(task, tmp_path / "ref", checkpoint_every=None)
+    (ref,) = [json.loads(p.read_text()) for p in record_files(tmp_path / "ref")]
+
+    runner._WARM.clear()  # as in a new worker: its first fit of the model is preceded by a warm-up fit
+    save, saves = checkpoint.Saver.maybe_save, []
+
+    def dying(self, *args):  # killed right after the 10th save
+        saves.append(save(self, *args))
+        if sum(saves) == 10:
+            raise Killed
+        return saves[-1]
+
+    monkeypatch.setattr(checkpoint.Saver, "maybe_save", dying)
+    with pytest.raises(Killed):
+        run_task(task, tmp_path / "res", checkpoint_every=0.0)
+    monkeypatch.undo()
+    assert record_files(tmp_path / "res") == []
+    (saved,) = (tmp_path / "res").glob("records/sklearn-wine/DBL2/r0f1-*.fit0.npz")
+    assert saved.name == f"r0f1-{task.key}.fit0.npz"
+    run_task(task, tmp_path / "res", checkpoint_every=0.0)  # warmed up already (the warm-up never saves)
+    (path,) = record_files(tmp_path / "res")
+    got = json.loads(path.read_text())
+    assert list((tmp_path / "res").glob("records/**/*.fit*.npz")) == []  # removed with the record written
+    assert 0 < got["resumed"][0] < ref["n_iter"] and "resumed" not in ref
+    for k in ("zero_one", "rmse", "n_iter", "n_fev", "train_cll", "n_parameters"):
+        assert got[k] == ref[k], k
+    assert [{k: v for k, v in r.items() if k != "time"} for r in got["trace"]] == \
+        [{k: v for k, v in r.items() if k != "time"} for r in ref["trace"]]
+    assert got["train_time"] >= got["trace"][-1]["time"]  # the optimizer's time before the kill is in it
+    with np.load(path.with_suffix(".npz")) as a, np.load(record_files(tmp_path / "ref")[0].with_suffix(".npz")) as b:
+        np.testing.assert_array_equal(a["proba"], b["proba"])
