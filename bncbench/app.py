@@ -399,7 +399,8 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
     -------
     str
         A table of the (dataset, model) pairs with pending tasks (``pending``, of them
-        ``failed before``, and the pair's ``tasks``), in the plan's order, then one line of counts.
+        ``failed before`` and ``checkpointed``: with a fit checkpoint to go on from, and the pair's
+        ``tasks``), in the plan's order, then one line of counts.
 
     Raises
     ------
@@ -408,6 +409,7 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
     """
     import pandas as pd
 
+    from bncbench.engine import checkpoint
     from bncbench.runner import pending_tasks
     from bncbench.store import ResultStore
 
@@ -416,13 +418,15 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
     store = ResultStore(plan.root)
     rows: dict[tuple[str, str], list[int]] = {}
     for t in tasks:
-        rows.setdefault((t.dataset["name"], t.model.label), [0, 0, 0])[2] += 1
+        rows.setdefault((t.dataset["name"], t.model.label), [0, 0, 0, 0])[3] += 1
     for t in pending:
-        row = rows[t.dataset["name"], t.model.label]
+        where = (t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        row = rows[where[:2]]
         row[0] += 1
-        row[1] += store.record_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key).exists()
+        row[1] += store.record_path(*where).exists()
+        row[2] += bool(checkpoint.files(store.fit_prefix(*where)))
     table = pd.DataFrame([(d, m, *r) for (d, m), r in rows.items() if r[0]],
-                         columns=["dataset", "model", "pending", "failed before", "tasks"])
+                         columns=["dataset", "model", "pending", "failed before", "checkpointed", "tasks"])
     head = "nothing is pending" if table.empty else table.to_string(index=False)
     return (f"{head}\ntasks: {len(tasks)} total, {len(tasks) - len(pending)} already done, {len(pending)} pending "
             f"(dry run: nothing ran)")

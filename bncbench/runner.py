@@ -304,8 +304,8 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
 
             stack.enter_context(fit_progress(label, progress_every))
         if checkpoint_every is not None:
-            path = store.record_path(task.dataset["name"], task.model.label, task.round, task.fold, task.key)
-            ck = stack.enter_context(checkpoint.fit_checkpoint(path.with_suffix(""), checkpoint_every, label))
+            prefix = store.fit_prefix(task.dataset["name"], task.model.label, task.round, task.fold, task.key)
+            ck = stack.enter_context(checkpoint.fit_checkpoint(prefix, checkpoint_every, label))
         rec = evaluate_task(task)
     if ck is not None and ck.resumed and rec.status == "ok":
         rec.train_time += ck.credited

@@ -295,6 +295,25 @@ class ResultStore:
         """
         return self.root / "records" / safe_name(dataset) / safe_name(model) / f"r{round_}f{fold}-{key}.json"
 
+    def fit_prefix(self, dataset: str, model: str, round_: int, fold: int, key: str) -> Path:
+        """Where a task's fit checkpoints go while it runs (:mod:`bncbench.engine.checkpoint`).
+
+        Parameters
+        ----------
+        dataset, model : str
+            Dataset name and model label.
+        round_, fold : int
+            Round and fold.
+        key : str
+            The task's key.
+
+        Returns
+        -------
+        pathlib.Path
+            :meth:`record_path` without its suffix: the files are ``<prefix>.fit<i>.npz``.
+        """
+        return self.record_path(dataset, model, round_, fold, key).with_suffix("")
+
     def is_done(self, path: Path, *, retry_failed: bool = True) -> bool:
         """Whether the record at ``path`` means its task need not run again.
 

@@ -156,27 +156,29 @@ def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
     assert res.returncode == 0, res.stderr
     assert not (tmp_path / "r").exists()
     rows = [ln.split() for ln in res.stdout.splitlines()]
-    assert rows[0] == ["dataset", "model", "pending", "failed", "before", "tasks"]
-    assert rows[1:3] == [["synth-nb", "NB", "2", "0", "2"], ["synth-tree", "NB", "2", "0", "2"]]
+    assert rows[0] == ["dataset", "model", "pending", "failed", "before", "checkpointed", "tasks"]
+    assert rows[1:3] == [["synth-nb", "NB", "2", "0", "0", "2"], ["synth-tree", "NB", "2", "0", "0", "2"]]
     assert res.stdout.splitlines()[-1] == "tasks: 4 total, 0 already done, 4 pending (dry run: nothing ran)"
 
     # NB on synth-nb done; a model whose every task fails on synth-tree (a parent list of the wrong length)
     assert run_cli(["run", *base, "dataset.names=[synth-nb]"], cwd=tmp_path).returncode == 0
     bad = ["structure.name=custom", "+structure.parents=[[0]]", "structure.label=BAD"]
     assert run_cli(["run", *base, *bad, "dataset.names=[synth-tree]"], cwd=tmp_path).returncode == 1
+    failed = sorted((tmp_path / "r" / "dry" / "records" / "synth-tree" / "BAD").glob("*.json"))[0]
+    failed.with_suffix(".fit0.npz").write_bytes(b"")  # what a fit killed in its retry would leave
     before = _tree(tmp_path / "r")
     res = run_cli(["run", "-m", "dry_run=true", *base, "structure=nb,tan"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     jobs = res.stdout.split("# ")[1:]
     assert [j.splitlines()[0].split()[-1] for j in jobs] == ["structure=nb", "structure=tan"]
-    assert [ln.split() for ln in jobs[0].splitlines()[2:]] == [["synth-tree", "NB", "2", "0", "2"],
+    assert [ln.split() for ln in jobs[0].splitlines()[2:]] == [["synth-tree", "NB", "2", "0", "0", "2"],
                                                                "tasks: 4 total, 2 already done, 2 pending (dry "
                                                                "run: nothing ran)".split()]
     assert "tasks: 4 total, 0 already done, 4 pending" in jobs[1]
     res = run_cli(["run", "dry_run=true", *base, *bad], cwd=tmp_path)
-    assert [ln.split() for ln in res.stdout.splitlines()[1:3]] == [["synth-nb", "BAD", "2", "0", "2"],
-                                                                   ["synth-tree", "BAD", "2", "2", "2"]]
+    assert [ln.split() for ln in res.stdout.splitlines()[1:3]] == [["synth-nb", "BAD", "2", "0", "0", "2"],
+                                                                   ["synth-tree", "BAD", "2", "2", "1", "2"]]
     res = run_cli(["run", "dry_run=true", "retry_failed=false", *base, *bad], cwd=tmp_path)
     assert [ln.split() for ln in res.stdout.splitlines()[1:]] == [
-        ["synth-nb", "BAD", "2", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
+        ["synth-nb", "BAD", "2", "0", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
     assert _tree(tmp_path / "r") == before

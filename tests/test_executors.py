@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from importlib.util import find_spec
 
 import numpy as np
@@ -185,6 +186,38 @@ def test_jobs_count_as_ended_once_squeue_has_missed_them_for_the_grace_time(monk
 
 
 @needs_submitit
+def _slow_unless_marked(args):
+    """A task of :func:`test_an_element_at_its_time_limit_is_requeued_and_goes_on`: task 2 outlasts the
+    element's time limit the first time it runs."""
+    marker, x = args
+    with open(marker + ".calls", "a") as fh:
+        fh.write(f"{x}\n")
+    if x == 2 and not os.path.exists(marker):
+        open(marker, "w").close()
+        time.sleep(120)
+    return x * x
+
+
+@needs_submitit
+def test_an_element_at_its_time_limit_is_requeued_and_goes_on(tmp_path, monkeypatch):
+    """SLURM signals an element before its time limit; submitit requeues what RunBatch.checkpoint
+    gives: the same batch, going on with its first task that had not returned (its fit from its
+    checkpoint, tests/test_fit_checkpoint.py). Here submitit's local processes, signalled 20 s
+    before a 30 s limit."""
+    import submitit
+
+    from bncbench.executors.slurm import RunBatch
+
+    here = os.path.dirname(__file__)  # the job unpickles this module's task
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
+    ex = submitit.LocalExecutor(folder=tmp_path / "sub", max_num_timeout=2)
+    ex.update_parameters(timeout_min=0.5, signal_delay_s=20)
+    marker = str(tmp_path / "marker")
+    job = ex.submit(RunBatch(_slow_unless_marked), [(marker, 1), (marker, 2), (marker, 3)])
+    assert job.result() == [1, 4, 9]
+    assert open(marker + ".calls").read().split() == ["1", "2", "2", "3"]  # task 1 ran once, task 2 again
+
+
 def test_batches_keep_the_order_and_every_task():
     ex = make_executor("slurm", cluster="local", tasks_per_job=3)
     assert ex.batches(list(range(7))) == [[0, 1, 2], [3, 4, 5], [6]]
@@ -203,6 +236,12 @@ def test_options_out_of_their_declared_range_are_refused(opts, message):
     with pytest.raises(ParameterError) as info:
         make_executor("slurm", **opts)
     assert message in str(info.value)
+
+
+def test_the_signal_before_the_time_limit_must_come_before_it():
+    with pytest.raises(BNCBenchError, match=r"signal_delay_s \(300\) must be shorter than the time limit, "
+                                            r"timeout_min \(5\) minutes"):
+        make_executor("slurm", timeout_min=5)
 
 
 @needs_dask
@@ -256,14 +295,15 @@ def test_options_reach_the_sbatch_script(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     ex = make_executor("slurm", folder=str(tmp_path / "sub" / "%j"), partition="long", timeout_min=600,
                        mem_gb=8.0, tasks_per_job=2, array_parallelism=2, sbatch={"account": "me"},
-                       setup=["source /x/venv/bin/activate"])
+                       setup=["source /x/venv/bin/activate"], signal_delay_s=240, max_requeue=7)
     jobs = ex._submitter().map_array(math.sqrt, ex.batches([1.0, 4.0, 9.0, 16.0, 25.0]))
     assert [j.job_id for j in jobs] == ["4242_0", "4242_1", "4242_2"]
     script = (tmp_path / "script.sh").read_text()
     for line in ["#SBATCH --partition=long", "#SBATCH --array=0-2%2", "#SBATCH --time=600", "#SBATCH --mem=8GB",
                  "#SBATCH --cpus-per-task=1", "#SBATCH --account=me", "#SBATCH --job-name=bncbench",
-                 "source /x/venv/bin/activate"]:
+                 "#SBATCH --signal=USR2@240", "source /x/venv/bin/activate"]:
         assert line in script.splitlines(), (line, script)
+    assert ex._submitter()._executor.max_num_timeout == 7  # times a timed-out element is requeued
 
 
 def _fake_sbatch(tmp_path, monkeypatch, test_only: str) -> None:

@@ -97,13 +97,13 @@ class FitCheckpoint:
         return self.prefix.with_name(f"{self.prefix.name}.fit{i}.npz")
 
     def files(self) -> list[Path]:
-        """The checkpoint files of this prefix that exist.
+        """The checkpoint files of this prefix that exist (:func:`files`).
 
         Returns
         -------
         list of pathlib.Path
         """
-        return sorted(self.prefix.parent.glob(f"{self.prefix.name}.fit*.npz"))
+        return files(self.prefix)
 
     def clear(self) -> None:
         """Remove every checkpoint file of this prefix (once the task's record is written)."""
@@ -231,6 +231,23 @@ def fingerprint(x0: np.ndarray, f0: float, settings: dict) -> str:
     h.update(json.dumps(settings, sort_keys=True).encode())
     h.update(scipy.__version__.encode())
     return h.hexdigest()
+
+
+def files(prefix) -> list[Path]:
+    """The checkpoint files of ``prefix`` that exist, in order.
+
+    Parameters
+    ----------
+    prefix : str or os.PathLike
+        As :class:`FitCheckpoint`'s.
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``<prefix>.fit<i>.npz`` for every ``i`` there is.
+    """
+    prefix = Path(prefix)
+    return sorted(prefix.parent.glob(f"{prefix.name}.fit*.npz"))
 
 
 def active() -> FitCheckpoint | None:

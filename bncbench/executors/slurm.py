@@ -21,7 +21,6 @@ longer listed for a minute counts as ended without returning
 
 from __future__ import annotations
 
-import functools
 import sys
 import time
 from typing import Callable, Iterable, Iterator
@@ -36,29 +35,73 @@ CLUSTERS = ("slurm", "local")
 
 
 def _check(values: dict) -> None:
-    """Before any task: submitit importable, and ``sbatch`` and ``srun`` here for ``cluster=slurm``."""
+    """Before any task: the signal before the time limit, submitit importable, and ``sbatch`` and ``srun``
+    here for ``cluster=slurm``."""
+    if values["cluster"] == "slurm" and values["signal_delay_s"] >= 60 * values["timeout_min"]:
+        raise BNCBenchError(f"executor slurm: signal_delay_s ({values['signal_delay_s']}) must be shorter than "
+                            f"the time limit, timeout_min ({values['timeout_min']}) minutes")
     require("submitit", "slurm", "slurm")
     if values["cluster"] == "slurm":
         require_commands("slurm", ("sbatch", "srun"),
                          " (executor.cluster=local tries the same submission with local processes)")
 
 
-def run_batch(fn: Callable[[T], R], batch: list) -> list:
-    """What one array element runs: ``fn`` on each task of its batch, in order.
+class RunBatch:
+    """What one array element runs: ``fn`` on each task of its batch, in order; requeued at its time limit.
+
+    SLURM signals an element ``signal_delay_s`` seconds before its time limit; submitit then calls
+    :meth:`checkpoint`, requeues the element (at most ``max_requeue`` times) and exits. The
+    requeued element goes on with the first task of its batch that had not returned, and that
+    task's fit goes on from its last checkpoint (the runner's ``checkpoint_every``,
+    :mod:`bncbench.engine.checkpoint`): a fold longer than the cluster's time limit still ends.
 
     Parameters
     ----------
     fn : callable
         A picklable function of one task (the runner's ``run_task``).
-    batch : list
-        The element's tasks.
 
-    Returns
-    -------
-    list
-        ``fn(task)`` for every task of ``batch``.
+    Attributes
+    ----------
+    done : list
+        The results of the batch's tasks that returned, in order (pickled with the requeued element).
     """
-    return [in_worker(fn, t) for t in batch]
+
+    def __init__(self, fn: Callable[[T], R]) -> None:
+        self.fn = fn
+        self.done: list = []
+
+    def __call__(self, batch: list) -> list:
+        """Run the tasks of ``batch`` not yet done; return every task's result, in order.
+
+        Parameters
+        ----------
+        batch : list
+            The element's tasks.
+
+        Returns
+        -------
+        list
+            ``fn(task)`` for every task of ``batch``.
+        """
+        for task in batch[len(self.done):]:
+            self.done.append(in_worker(self.fn, task))
+        return list(self.done)
+
+    def checkpoint(self, batch: list):
+        """What submitit requeues: this batch, with the results so far (called on the node, at the signal).
+
+        Parameters
+        ----------
+        batch : list
+            The element's tasks.
+
+        Returns
+        -------
+        submitit.helpers.DelayedSubmission
+        """
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self, batch)
 
 
 @EXECUTORS.register("slurm", label="", check=_check, hyperparameters=[
@@ -71,6 +114,10 @@ def run_batch(fn: Callable[[T], R], batch: list) -> list:
                    int),
     Hyperparameter("max_array_size", 1000, [integer(1)],
                    "elements per array (below the cluster's MaxArraySize); more tasks: more arrays", int),
+    Hyperparameter("max_requeue", 3, [integer(0)],
+                   "times an element at its time limit is requeued to go on (its fit from its checkpoint)", int),
+    Hyperparameter("signal_delay_s", 300, [integer(1)],
+                   "seconds before the time limit an element is told to requeue (> one objective evaluation)", int),
     *JOB_OPTIONS,
 ])
 class SlurmExecutor:
@@ -102,6 +149,12 @@ class SlurmExecutor:
     max_array_size : int
         Elements per array; more batches are submitted as several arrays (SLURM's MaxArraySize
         is 1001 unless the site raised it).
+    max_requeue : int
+        Times an element that reaches its time limit is requeued (:class:`RunBatch`); 0: never.
+    signal_delay_s : int
+        Seconds before its time limit that SLURM signals an element to requeue itself. The signal
+        is handled between two evaluations of the objective (the compiled kernels hold the
+        process), so this must exceed one: 116 s for DBL³ on one-hot covertype.
     sbatch : dict
         More ``#SBATCH`` options, e.g. ``{"account": "x", "qos": "y"}``.
     setup : list of str
@@ -112,7 +165,7 @@ class SlurmExecutor:
 
     def __init__(self, *, cluster: str, folder: str, partition: str | None, timeout_min: int, cpus_per_task: int,
                  mem_gb: float | None, tasks_per_job: int, array_parallelism: int, max_array_size: int,
-                 sbatch: dict, setup: list, poll_seconds: float) -> None:
+                 max_requeue: int, signal_delay_s: int, sbatch: dict, setup: list, poll_seconds: float) -> None:
         """Store the options (:func:`bncbench.executors.make_executor` validates them first)."""
         self.cluster = cluster
         self.folder = folder
@@ -123,6 +176,8 @@ class SlurmExecutor:
         self.tasks_per_job = int(tasks_per_job)
         self.array_parallelism = int(array_parallelism)
         self.max_array_size = int(max_array_size)
+        self.max_requeue = int(max_requeue)
+        self.signal_delay_s = int(signal_delay_s)
         self.sbatch = dict(sbatch)
         self.setup = list(setup)
         self.poll_seconds = float(poll_seconds)
@@ -130,11 +185,13 @@ class SlurmExecutor:
     def _submitter(self):
         import submitit
 
-        ex = submitit.AutoExecutor(folder=self.folder, cluster=self.cluster)
+        c = self.cluster
+        ex = submitit.AutoExecutor(folder=self.folder, cluster=c, **{f"{c}_max_num_timeout": self.max_requeue})
         params = {"name": "bncbench", "timeout_min": self.timeout_min, "cpus_per_task": self.cpus_per_task}
         if self.mem_gb is not None:
             params["mem_gb"] = self.mem_gb
-        if self.cluster == "slurm":
+        if self.cluster == "slurm":  # (submitit's local processes are signalled 30 s before their limit)
+            params["slurm_signal_delay_s"] = self.signal_delay_s
             params["slurm_array_parallelism"] = self.array_parallelism
             if self.partition:
                 params["slurm_partition"] = self.partition
@@ -187,7 +244,7 @@ class SlurmExecutor:
 
         ex = self._submitter()
         batches = self.batches(items)
-        call = functools.partial(run_batch, fn)
+        call = RunBatch(fn)
         arrays = _chunks(batches, self.max_array_size)
         jobs = []
         try:
