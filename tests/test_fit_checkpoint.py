@@ -165,3 +165,12 @@ def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monk
     assert got["train_time"] >= got["trace"][-1]["time"]  # the optimizer's time before the kill is in it
     with np.load(path.with_suffix(".npz")) as a, np.load(record_files(tmp_path / "ref")[0].with_suffix(".npz")) as b:
         np.testing.assert_array_equal(a["proba"], b["proba"])
+
+
+def test_unreadable_file_is_left_aside(toy, tmp_path, capsys):
+    prefix = tmp_path / "r0f0-key"
+    (tmp_path / "r0f0-key.fit0.npz").write_bytes(b"PK\x03\x04 not a zip")
+    with checkpoint.fit_checkpoint(prefix, every=1e9) as ck:
+        got = _fit(toy)
+    assert ck.resumed == [] and "cannot be read" in capsys.readouterr().err
+    _same_fit(got, _fit(toy), toy[0])

@@ -25,6 +25,7 @@ import hashlib
 import json
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -162,7 +163,7 @@ class Saver:
                     return
                 state = State.from_arrays(z)
                 trace, n_fev, elapsed = json.loads(str(z["trace"])), int(z["n_fev"]), float(z["elapsed"])
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             _say(f"{self.owner.label}: checkpoint {self.path.name} cannot be read ({exc}); starting afresh")
             return
         self.state, self.trace, self.n_fev, self.elapsed = state, trace, n_fev, elapsed

@@ -100,7 +100,7 @@ class State:
         -------
         State
         """
-        values = {f.name: np.array(arrays[f.name]) for f in fields(cls)}
+        values = {f.name: np.asarray(arrays[f.name]) for f in fields(cls)}  # a file's arrays are new: no copy
         values["f"] = float(values["f"])
         values["n_iter"], values["nfev"] = int(values["n_iter"]), int(values["nfev"])
         return cls(**values)
