@@ -94,7 +94,7 @@ def test_twice_killed_fit_and_time_carried_over(toy, tmp_path, monkeypatch):
     _same_fit(got, ref, toy[0])
     times = [r["time"] for r in got.trace_]
     assert times == sorted(times)  # the trace's clock goes on from the saved run's
-    assert ck.resumed[0] > 10 - 2
+    assert len(ck.resumed) == 2 and 0 < ck.resumed[0] < ck.resumed[1] < ref.n_iter_  # went on twice
 
 
 def test_file_of_another_fit_is_left_aside(toy, tmp_path, monkeypatch, capsys):

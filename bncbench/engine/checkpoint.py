@@ -56,7 +56,7 @@ class FitCheckpoint:
     Attributes
     ----------
     resumed : list of int
-        The iteration each resumed optimization went on from, in order.
+        The iterations the optimizations went on from, in order: a fit killed twice went on twice.
     credited : float
         The optimizer's seconds before those checkpoints (spent by earlier runs of the task).
     """
@@ -144,11 +144,13 @@ class Saver:
         The saved evaluation count.
     elapsed : float
         The optimizer's seconds when it was saved.
+    resumed : list of int
+        The iterations this optimization went on from, in this run and the killed ones (saved with it).
     """
 
     def __init__(self, owner: FitCheckpoint, path: Path, fingerprint: str) -> None:
         self.owner, self.path, self.fingerprint = owner, path, fingerprint
-        self.state, self.trace, self.n_fev, self.elapsed = None, [], 0, 0.0
+        self.state, self.trace, self.n_fev, self.elapsed, self.resumed = None, [], 0, 0.0, []
         self._last = owner.clock()
 
     def load(self) -> None:
@@ -163,11 +165,13 @@ class Saver:
                     return
                 state = State.from_arrays(z)
                 trace, n_fev, elapsed = json.loads(str(z["trace"])), int(z["n_fev"]), float(z["elapsed"])
+                earlier = z["resumed"] if "resumed" in z.files else ()  # (not in this session's first files)
+                resumed = [int(i) for i in earlier] + [state.n_iter]
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             _say(f"{self.owner.label}: checkpoint {self.path.name} cannot be read ({exc}); starting afresh")
             return
-        self.state, self.trace, self.n_fev, self.elapsed = state, trace, n_fev, elapsed
-        self.owner.resumed.append(state.n_iter)
+        self.state, self.trace, self.n_fev, self.elapsed, self.resumed = state, trace, n_fev, elapsed, resumed
+        self.owner.resumed += resumed
         self.owner.credited += elapsed
         _say(f"{self.owner.label}: going on from the checkpoint at iteration {state.n_iter} "
              f"({elapsed / 60:.1f} min of optimizing before)")
@@ -203,7 +207,8 @@ class Saver:
 
         with atomic_file(self.path) as fh:
             np.savez(fh, fingerprint=np.array(self.fingerprint), trace=np.array(json.dumps(trace)),
-                     n_fev=np.array(n_fev), elapsed=np.array(elapsed), **state.arrays())
+                     n_fev=np.array(n_fev), elapsed=np.array(elapsed), resumed=np.array(self.resumed, np.int64),
+                     **state.arrays())
         self._last = self.owner.clock()
         return True
 
