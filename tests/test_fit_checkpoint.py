@@ -3,11 +3,16 @@
 A fit killed after its state was saved, and run again, must end exactly where one that was never
 stopped ends: the same parameters, probabilities, iteration count and trace (but its times).
 Checked on DBL² (our stepping of scipy's L-BFGS-B against ``scipy.optimize.minimize``, kills at
-several iterations, a file of another fit left aside) and through the runner (a task killed in
-its fit, then run again: the record equals an uninterrupted run's, and the file is gone).
+several iterations, a file of another fit left aside), through the runner (a task killed in its
+fit, then run again: the record equals an uninterrupted run's, and the file is gone) and on Dask
+(a worker killed in the fit: its task, given to another worker, goes on from the checkpoint).
 """
 
+import functools
 import json
+import os
+import signal
+from importlib.util import find_spec
 
 import numpy as np
 import pytest
@@ -124,18 +129,44 @@ def test_saves_every_interval_only(tmp_path):
     assert ck.files() == []
 
 
-def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monkeypatch):
+def _wine_task():
     from bncbench.data import registry
     from bncbench.models import ModelSpec
-    from bncbench import runner
-    from bncbench.runner import Protocol, Task, run_task
-    from bncbench.store import record_files
+    from bncbench.runner import Protocol, Task
 
     spec = ModelSpec("DBL2", {"structure": "anje", "n": 2, "param": "weighted", "init": "generative",
                               "optimizer": "lbfgs", "reg": "l2", "lam": 0.01})
-    task = Task(registry.resolve(["sklearn-wine"])[0], spec, 0, 1, Protocol(seed=0, rounds=1, folds=2))
+    return Task(registry.resolve(["sklearn-wine"])[0], spec, 0, 1, Protocol(seed=0, rounds=1, folds=2))
+
+
+def _record(root):
+    from bncbench.store import record_files
+
+    (path,) = record_files(root)
+    return json.loads(path.read_text()), path
+
+
+def _same_record(got, ref):
+    """A resumed task's record is the uninterrupted one's: its results, counts, trace and probabilities."""
+    (got, got_path), (ref, ref_path) = got, ref
+    assert list(got_path.parent.glob("*.fit*.npz")) == []  # removed with the record written
+    assert 0 < got["resumed"][0] < ref["n_iter"] and "resumed" not in ref
+    for k in ("zero_one", "rmse", "n_iter", "n_fev", "train_cll", "n_parameters"):
+        assert got[k] == ref[k], k
+    assert [{k: v for k, v in r.items() if k != "time"} for r in got["trace"]] == \
+        [{k: v for k, v in r.items() if k != "time"} for r in ref["trace"]]
+    assert got["train_time"] >= got["trace"][-1]["time"]  # the optimizer's time before the kill is in it
+    with np.load(got_path.with_suffix(".npz")) as a, np.load(ref_path.with_suffix(".npz")) as b:
+        np.testing.assert_array_equal(a["proba"], b["proba"])
+
+
+def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monkeypatch):
+    from bncbench import runner
+    from bncbench.runner import run_task
+    from bncbench.store import record_files
+
+    task = _wine_task()
     run_task(task, tmp_path / "ref", checkpoint_every=None)
-    (ref,) = [json.loads(p.read_text()) for p in record_files(tmp_path / "ref")]
 
     runner._WARM.clear()  # as in a new worker: its first fit of the model is preceded by a warm-up fit
     save, saves = checkpoint.Saver.maybe_save, []
@@ -154,17 +185,42 @@ def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monk
     (saved,) = (tmp_path / "res").glob("records/sklearn-wine/DBL2/r0f1-*.fit0.npz")
     assert saved.name == f"r0f1-{task.key}.fit0.npz"
     run_task(task, tmp_path / "res", checkpoint_every=0.0)  # warmed up already (the warm-up never saves)
-    (path,) = record_files(tmp_path / "res")
-    got = json.loads(path.read_text())
-    assert list((tmp_path / "res").glob("records/**/*.fit*.npz")) == []  # removed with the record written
-    assert 0 < got["resumed"][0] < ref["n_iter"] and "resumed" not in ref
-    for k in ("zero_one", "rmse", "n_iter", "n_fev", "train_cll", "n_parameters"):
-        assert got[k] == ref[k], k
-    assert [{k: v for k, v in r.items() if k != "time"} for r in got["trace"]] == \
-        [{k: v for k, v in r.items() if k != "time"} for r in ref["trace"]]
-    assert got["train_time"] >= got["trace"][-1]["time"]  # the optimizer's time before the kill is in it
-    with np.load(path.with_suffix(".npz")) as a, np.load(record_files(tmp_path / "ref")[0].with_suffix(".npz")) as b:
-        np.testing.assert_array_equal(a["proba"], b["proba"])
+    _same_record(_record(tmp_path / "res"), _record(tmp_path / "ref"))
+
+
+def _killed_at_the_third_save_once(marker, root, task):
+    """``run_task`` in a Dask worker; the first time, the worker process is killed (SIGKILL) right
+    after the fit's third checkpoint, as a lost node or an out-of-memory kill would."""
+    from bncbench.runner import run_task
+
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        save, saves = checkpoint.Saver.maybe_save, []
+
+        def dying(self, *args):
+            saves.append(save(self, *args))
+            if sum(saves) == 3:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return saves[-1]
+
+        checkpoint.Saver.maybe_save = dying  # this process dies with it
+    return run_task(task, root, checkpoint_every=0.0)
+
+
+@pytest.mark.skipif(find_spec("distributed") is None, reason="distributed is not installed (.[dask])")
+def test_a_task_whose_dask_worker_is_killed_goes_on_from_its_checkpoint(tmp_path):
+    """executor=dask: the scheduler gives a lost worker's task to another worker (here the one the
+    nanny starts again), and the task's fit goes on from its checkpoint to the uninterrupted record."""
+    from bncbench.executors import make_executor
+    from bncbench.runner import run_task
+
+    task = _wine_task()
+    run_task(task, tmp_path / "ref", checkpoint_every=None)
+    marker = str(tmp_path / "killed")
+    fn = functools.partial(_killed_at_the_third_save_once, marker, str(tmp_path / "res"))
+    (rec,) = make_executor("dask", n_workers=1).map_unordered(fn, [task])
+    assert os.path.exists(marker) and rec.resumed == [3]
+    _same_record(_record(tmp_path / "res"), _record(tmp_path / "ref"))
 
 
 def test_unreadable_file_is_left_aside(toy, tmp_path, capsys):

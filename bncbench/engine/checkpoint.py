@@ -13,8 +13,9 @@ file keeps a fingerprint of the starting point, the optimizer's settings, the ob
 there (computed again, one evaluation) and scipy's version; a file that does not match is left
 aside with one line on stderr and the fit starts afresh (it then overwrites it).
 
-What is saved costs about ``2 m + 5`` = 25 parameter vectors (L-BFGS's 10 correction pairs): 75 MB
-for DBL³ on connect-4, about 2 GB on census-income; at the default of one save every 30 minutes
+What is saved costs about 28.5 parameter vectors (``setulb``'s work array of ``2 m + 5`` = 25 for
+L-BFGS's 10 correction pairs, its integer work array, the iterate and the gradient): 84 MB for
+DBL³ on connect-4, about 2.4 GB on census-income; at the default of one save every 30 minutes
 that is seconds an hour. The runner removes the files once the task's record is written.
 """
 
