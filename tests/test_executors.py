@@ -185,7 +185,6 @@ def test_jobs_count_as_ended_once_squeue_has_missed_them_for_the_grace_time(monk
     assert slurm._vanished(watch, {3: jobs[3]}) == [] and calls == [], "jobs with a sacct state never ask squeue"
 
 
-@needs_submitit
 def _slow_unless_marked(args):
     """A task of :func:`test_an_element_at_its_time_limit_is_requeued_and_goes_on`: task 2 outlasts the
     element's time limit the first time it runs."""
@@ -218,6 +217,7 @@ def test_an_element_at_its_time_limit_is_requeued_and_goes_on(tmp_path, monkeypa
     assert open(marker + ".calls").read().split() == ["1", "2", "2", "3"]  # task 1 ran once, task 2 again
 
 
+@needs_submitit
 def test_batches_keep_the_order_and_every_task():
     ex = make_executor("slurm", cluster="local", tasks_per_job=3)
     assert ex.batches(list(range(7))) == [[0, 1, 2], [3, 4, 5], [6]]
