@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 USAGE = """usage: python -m bncbench COMMAND [ARGS]
@@ -39,6 +40,35 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch system ending the job the run is in): stops the run as Ctrl-C does."""
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt():
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread, so that a killed run
+    cancels the jobs it submitted and closes its workers, as Ctrl-C does, instead of leaving them
+    computing; a second SIGTERM ends the process at once. A SIGTERM that is ignored, or already
+    handled by the embedding program, is left as it is."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one ``python -m bncbench`` command and return its exit code.
 
@@ -57,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     int
         The exit code: 0 on success (also for ``--help`` and a closed output pipe), 2 for usage
         or input errors (no command at all, unknown command, a ``BNCBenchError``), 130 when
-        interrupted, otherwise the subcommand's own code (1 when ``run`` had failed tasks).
+        interrupted (Ctrl-C), 143 when stopped by SIGTERM (:class:`Terminated`: the same
+        clean-up), otherwise the subcommand's own code (1 when ``run`` had failed tasks).
     """
     from bncbench.errors import BNCBenchError
 
@@ -68,24 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     try:
-        if cmd == "run":
-            from bncbench.app import run_cli
-
-            return run_cli(rest)
-        if cmd == "data":
-            from bncbench.data.cli import main as data_main
-
-            return data_main(rest)
-        if cmd == "components":
-            from bncbench.components import describe
-
-            print(describe())
-            return 0
-        if cmd == "report":
-            from bncbench.report.cli import main as report_main
-
-            return report_main(rest)
-        raise BNCBenchError(f"unknown command {cmd!r}; expected run, data, components or report")
+        with _sigterm_as_interrupt():
+            return _dispatch(cmd, rest)
     except BNCBenchError as exc:
         print(f"bncbench: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -94,9 +109,34 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except KeyboardInterrupt:
-        print("bncbench: interrupted (finished tasks are saved; rerun to resume)", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+        print(f"bncbench: {how} (finished tasks are saved; rerun to resume)", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
+
+
+def _dispatch(cmd: str, rest: list[str]) -> int:
+    """The subcommand ``cmd`` on its arguments ``rest``; its exit code (see :func:`main`)."""
+    from bncbench.errors import BNCBenchError
+
+    if cmd == "run":
+        from bncbench.app import run_cli
+
+        return run_cli(rest)
+    if cmd == "data":
+        from bncbench.data.cli import main as data_main
+
+        return data_main(rest)
+    if cmd == "components":
+        from bncbench.components import describe
+
+        print(describe())
+        return 0
+    if cmd == "report":
+        from bncbench.report.cli import main as report_main
+
+        return report_main(rest)
+    raise BNCBenchError(f"unknown command {cmd!r}; expected run, data, components or report")
 
 
 if __name__ == "__main__":

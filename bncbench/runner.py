@@ -223,6 +223,9 @@ def evaluate_task(task: Task) -> TaskRecord:
     BNCBenchError or KeyError
         Only from computing :attr:`Task.key`, before the evaluation starts; every exception
         of loading, fitting and scoring is recorded instead.
+    KeyboardInterrupt
+        Ctrl-C or a kill (the CLI's ``Terminated``) during the evaluation, also when a compiled
+        kernel hands it on as the cause of a ``SystemError``: nothing is recorded.
     """
     from bncbench.baselines import make_estimator
 
@@ -257,9 +260,24 @@ def evaluate_task(task: Task) -> TaskRecord:
         rec.arrays = {"test_index": test.astype(np.int32), "y_true": y_true.astype(np.int16),
                       "y_pred": y_pred.astype(np.int16), "proba": proba}
     except Exception as exc:  # recorded, the sweep goes on
+        stop = _interrupt_within(exc)
+        if stop is not None:  # Ctrl-C or a kill within a compiled kernel: the run stops, nothing is recorded
+            raise stop from None
         rec.status, rec.error = "failed", f"{type(exc).__name__}: {exc}"
         rec.traceback = traceback.format_exc(limit=8)
     return rec
+
+
+def _interrupt_within(exc: BaseException) -> BaseException | None:
+    """The interrupt behind ``exc``, if any: an interrupt that comes while a numba kernel runs
+    is raised as a ``SystemError`` ("returned a result with an exception set") caused by it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit, the CLI's Terminated
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | None = None,

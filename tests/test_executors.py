@@ -1,9 +1,11 @@
 """Executors: slurm (submitit job arrays; its local cluster here) and dask against joblib."""
 
+import contextlib
 import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -451,3 +453,57 @@ def test_ctrl_c_stays_an_interrupt_once_dask_jobqueue_is_imported(tmp_path):
             "print(signal.getsignal(signal.SIGINT) is before)\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert res.returncode == 0 and res.stdout.strip() == "True", res.stdout + res.stderr[-2000:]
+
+
+STOPPABLE = [
+    pytest.param(["executor=joblib", "executor.n_jobs=2"], id="joblib"),
+    pytest.param(["executor=slurm", "executor.cluster=local", "executor.poll_seconds=0.2"], marks=needs_submitit,
+                 id="slurm-local"),
+    pytest.param(["executor=dask", "executor.n_workers=2"], marks=needs_dask, id="dask"),
+]
+
+
+@pytest.mark.skipif(find_spec("psutil") is None, reason="psutil is not installed (it comes with distributed)")
+@pytest.mark.parametrize("options", STOPPABLE)
+def test_a_run_stopped_by_sigterm_leaves_no_process_computing(tmp_path, options):
+    """``kill`` (or a batch system ending the job the run is in) stops a run as Ctrl-C does: the
+    jobs it submitted are cancelled and its workers closed, not left computing for nobody (SIGTERM's
+    default would kill the runner alone). One line, exit 143, no record written."""
+    import psutil
+
+    cmd = [sys.executable, "-m", "bncbench", "run", "structure=anje", "structure.n=3", "param=weighted",
+           "dataset.names=[sklearn-digits]", "cv.rounds=1", "progress=false", "name=stop",
+           f"results_dir={tmp_path}", *options]
+    # (SIGINT as in a terminal: a shell's background jobs ignore it, and so would submitit's local
+    # jobs, which it cancels with SIGINT; their tracebacks then come on the run's stderr too)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "MPLBACKEND": "Agg"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    runner, seen = psutil.Process(proc.pid), {}
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:  # until the workers have computed for a while
+        for p in runner.children(recursive=True):
+            seen.setdefault(p.pid, p)
+        busy = 0.0
+        for p in seen.values():
+            with contextlib.suppress(psutil.Error):
+                busy += p.cpu_times().user
+        if busy > 4:
+            break
+        time.sleep(0.5)
+    assert proc.poll() is None and seen, "the run ended, or started no worker, before it could be stopped"
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-3000:]
+    assert "bncbench: stopped by SIGTERM (finished tasks are saved; rerun to resume)" in err.splitlines(), err[-3000:]
+
+    def computing(p):
+        with contextlib.suppress(psutil.Error):
+            return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        return False
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(computing(p) for p in seen.values()):
+        time.sleep(0.5)
+    assert [p.pid for p in seen.values() if computing(p)] == []
+    assert record_files(tmp_path / "stop") == []

@@ -425,3 +425,28 @@ def test_records_name_their_environment_which_stays_out_of_the_key(tmp_path):
     counts = _run(tmp_path, datasets=("synth-nb",), rounds=1)
     assert counts["skipped"] == counts["total"] == 4 and counts["ok"] == 0
     assert set(load_results(tmp_path)["env.cpu"]) == {"elsewhere"}
+
+
+@pytest.mark.parametrize("cause, recorded", [(KeyboardInterrupt, False), (ValueError, True)])
+def test_an_interrupt_within_a_compiled_kernel_stops_the_task_unrecorded(monkeypatch, cause, recorded):
+    """numba hands an interrupt (Ctrl-C, the CLI's SIGTERM) that comes while a kernel runs on as the
+    cause of a SystemError; the task must stop, not be recorded as failed with that SystemError."""
+    from bncbench.classifier import BNClassifier
+    from bncbench.runner import Task, evaluate_task
+
+    def fit(self, X, y):
+        try:
+            raise cause()
+        except BaseException as exc:
+            raise SystemError("CPUDispatcher(<function _seen_rows>) returned a result with an exception set") \
+                from exc
+
+    monkeypatch.setattr(BNClassifier, "fit", fit)
+    task = Task(registry.resolve(["synth-nb"])[0], ModelSpec("NB", {"structure": "nb"}), 0, 0,
+                Protocol(seed=0, rounds=1, folds=2))
+    if recorded:
+        rec = evaluate_task(task)
+        assert rec.status == "failed" and rec.error.startswith("SystemError: CPUDispatcher")
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            evaluate_task(task)
