@@ -8,6 +8,7 @@ fit, then run again: the record equals an uninterrupted run's, and the file is g
 (a worker killed in the fit: its task, given to another worker, goes on from the checkpoint).
 """
 
+import errno
 import functools
 import json
 import os
@@ -221,6 +222,29 @@ def test_a_task_whose_dask_worker_is_killed_goes_on_from_its_checkpoint(tmp_path
     (rec,) = make_executor("dask", n_workers=1).map_unordered(fn, [task])
     assert os.path.exists(marker) and rec.resumed == [3]
     _same_record(_record(tmp_path / "res"), _record(tmp_path / "ref"))
+
+
+def test_a_save_that_fails_leaves_the_fit_going_and_is_tried_again(toy, tmp_path, monkeypatch, capsys):
+    from bncbench import store
+
+    real, calls = store.atomic_file, {"n": 0}
+
+    def full_disk_twice(path):
+        calls["n"] += 1
+        if calls["n"] <= 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path)
+
+    monkeypatch.setattr(store, "atomic_file", full_disk_twice)
+    prefix = tmp_path / "r0f0-key"
+    with checkpoint.fit_checkpoint(prefix, every=0.0):
+        got = _fit(toy)
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert err.count("cannot save the checkpoint") == 1 and "No space left on device" in err
+    assert calls["n"] == got.n_iter_  # every iteration tried, the first two in vain
+    _same_fit(got, _fit(toy), toy[0])
+    assert [p.name for p in tmp_path.glob("r0f0-key.fit*.npz")] == ["r0f0-key.fit0.npz"]  # later saves wrote it
 
 
 def test_unreadable_file_is_left_aside(toy, tmp_path, capsys):

@@ -153,6 +153,7 @@ class Saver:
         self.owner, self.path, self.fingerprint = owner, path, fingerprint
         self.state, self.trace, self.n_fev, self.elapsed, self.resumed = None, [], 0, 0.0, []
         self._last = owner.clock()
+        self._failed = False  # a save failed (said once)
 
     def load(self) -> None:
         """Read the file if it exists and matches (else leave it aside with one line on stderr)."""
@@ -194,22 +195,27 @@ class Saver:
         Returns
         -------
         bool
-            Whether it saved.
-
-        Raises
-        ------
-        OSError
-            If the file cannot be written (the previous one, if any, stays).
+            Whether it saved. A file that cannot be written (a full disk: a save of DBL³ on
+            optdigits is 3.6 GB) is not saved, the previous one stays, the fit goes on and the
+            next interval tries again; the first failure of the fit says so in one line.
         """
         now = self.owner.clock()
         if now - self._last < self.owner.every:
             return False
         from bncbench.store import atomic_file
 
-        with atomic_file(self.path) as fh:
-            np.savez(fh, fingerprint=np.array(self.fingerprint), trace=np.array(json.dumps(trace)),
-                     n_fev=np.array(n_fev), elapsed=np.array(elapsed), resumed=np.array(self.resumed, np.int64),
-                     **state.arrays())
+        try:
+            with atomic_file(self.path) as fh:
+                np.savez(fh, fingerprint=np.array(self.fingerprint), trace=np.array(json.dumps(trace)),
+                         n_fev=np.array(n_fev), elapsed=np.array(elapsed),
+                         resumed=np.array(self.resumed, np.int64), **state.arrays())
+        except OSError as exc:
+            self._last = self.owner.clock()
+            if not self._failed:
+                self._failed = True
+                _say(f"{self.owner.label}: cannot save the checkpoint {self.path} "
+                     f"({exc.strerror or exc}); the fit goes on and tries again every {self.owner.every:g} s")
+            return False
         self._last = self.owner.clock()
         return True
 
