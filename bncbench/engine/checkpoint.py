@@ -1,6 +1,6 @@
 """Checkpoints of long fits: a killed task's L-BFGS goes on where it was saved, with the same result.
 
-A DBL³ fold on census-income optimizes for hours (on one-hot covertype for a day); a time limit,
+A DBL³ fold on census-income optimizes for hours (on one-hot covertype for days); a time limit,
 a preempted node or the end of a session used to cost the whole fold. Within
 :func:`fit_checkpoint` (the runner's tasks, ``checkpoint_every``), :func:`bncbench.engine.optim.lbfgs`
 saves L-BFGS-B's whole state (:class:`bncbench.engine.lbfgsb.State`), the trace so far and the
@@ -16,7 +16,9 @@ aside with one line on stderr and the fit starts afresh (it then overwrites it).
 What is saved costs about 28.5 parameter vectors (``setulb``'s work array of ``2 m + 5`` = 25 for
 L-BFGS's 10 correction pairs, its integer work array, the iterate and the gradient): 84 MB for
 DBL³ on connect-4, about 2.4 GB on census-income; at the default of one save every 30 minutes
-that is seconds an hour. The runner removes the files once the task's record is written.
+that is seconds an hour. A save that cannot be written (a full disk) is skipped with one line
+and tried again at the next interval; the fit goes on. The runner removes the files once the
+task's record is written.
 """
 
 from __future__ import annotations
