@@ -84,6 +84,21 @@ def test_every_figure_written_and_nonempty(tmp_path):
     assert not list((tmp_path / "rep").rglob(".tmp-*"))
 
 
+def test_a_model_only_a_supplement_has_keeps_its_role_by_its_parameters(tmp_path):
+    """The default pairs come from the models' parameters; a supplied model's come from summary.csv."""
+    from bncbench.report.supplement import SOURCE
+    from bncbench.report.supplement import with_params as named
+
+    recs, summ = family_frames()
+    summ = named(summ, {m: params_of(m) for m in summ["model"].unique()})
+    summ[SOURCE] = np.where(summ["model"] == "NB^w", "old.csv", "records")
+    report_from_frames(recs[recs["model"] != "NB^w"], summ, tmp_path / "rep", name="fam",
+                       overrides={"n_jobs": 1, "figures": False}, log=lambda m: None)
+    wdl = pd.read_csv(tmp_path / "rep" / "tables" / "wdl.csv")
+    assert set(zip(wdl.model_a, wdl.model_b)) == {("NB^w", "NB")}   # as with NB^w's records
+    assert "4 models (3 with records)" in (tmp_path / "rep" / "index.md").read_text()
+
+
 def _check_index(out: Path, files):
     md = (out / "index.md").read_text()
     page = (out / "index.html").read_text()
@@ -266,3 +281,47 @@ def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path
     err = capsys.readouterr().err
     assert "model NB has other parameters in the records than in the supplement (structure nb vs tan" in err
     assert err.count("\n") == 1 and not (tmp_path / "o").exists()
+
+
+def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp_path, capsys):
+    """On a fresh machine a run of the missing model alone, plus the committed summary.csv, reports
+    every model: the same W-D-L counts and means as the report of all the records."""
+    import shutil
+
+    from bncbench.__main__ import main
+
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("name: tiny\nreport:\n  reference: NB\n  tables:\n    - name: t\n      pairs: ['TAN:NB']\n"
+                   "      metrics: [zero_one, rmse, bias, variance]\n")
+    whole = tmp_path / "whole"
+    assert report_main([str(tiny_run), "--out", str(whole), "--config", str(cfg), "--no-figures"]) == 0
+    # the committed summary lost TAN (say its run was cut short); TAN alone is run again elsewhere
+    old = pd.read_csv(whole / "summary.csv")
+    old[old.model == "NB"].to_csv(tmp_path / "committed.csv", index=False)
+    tan_only = tmp_path / "tan_only"
+    shutil.copytree(tiny_run, tan_only)
+    for d in (tan_only / "records").glob("*/NB"):
+        shutil.rmtree(d)
+    out = tmp_path / "out"
+    assert report_main([str(tan_only), "--out", str(out), "--config", str(cfg), "--no-figures",
+                        "--supplement", str(tmp_path / "committed.csv")]) == 0
+    before = pd.read_csv(whole / "tables" / "t.csv").set_index("metric")
+    after = pd.read_csv(out / "tables" / "t.csv").set_index("metric")
+    assert (after[["wins", "draws", "losses", "n"]] == before[["wins", "draws", "losses", "n"]]).all().all()
+    assert np.allclose(after["p"], before["p"])
+    summary = pd.read_csv(out / "summary.csv").set_index(["dataset", "model"])
+    ref = old.set_index(["dataset", "model"])
+    assert sorted(summary.index) == sorted(ref.index)
+    assert np.allclose(summary.loc[ref.index, "zero_one"], ref["zero_one"], rtol=1e-5)
+    assert set(summary.xs("NB", level="model")["source"]) == {"committed.csv"}
+    assert set(summary.xs("TAN", level="model")["source"]) == {"records"}
+    index = (out / "index.md").read_text()
+    assert "2 models (1 with records)" in index and "NB (2 datasets)" in index
+    # without the params column the supplement cannot say which model its NB is: left out, logged
+    old[old.model == "NB"].drop(columns=["params"]).to_csv(tmp_path / "unnamed.csv", index=False)
+    capsys.readouterr()
+    assert main(["report", str(tan_only), "--out", str(tmp_path / "o"), "--config", str(cfg), "--no-figures",
+                 "--supplement", str(tmp_path / "unnamed.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "the supplement's models NB are not in the records and it does not name their parameters" in err
+    assert "NB" in err.splitlines()[-1] and not (tmp_path / "o").exists()

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from bncbench.errors import BNCBenchError
-from bncbench.report.supplement import PARAMS, SOURCE, read_supplement, supplement_summary, supplied_note, with_params
+from bncbench.report.supplement import (PARAMS, SOURCE, read_supplement, supplement_summary, supplied_note,
+                                       supplied_params, with_params)
 
 
 def rows(spec):
@@ -35,6 +36,14 @@ def test_the_supplement_fills_what_the_records_lack_or_hold_with_fewer_folds():
                                      "(not in the task counts, the convergence figures or the environment line): "
                                      "B (2 datasets), A (1 dataset).")
     assert supplied_note(RECORDS) is None
+    # a supplement that names C's parameters brings C in, and says which model it is
+    named = with_params(sup, {"A": {"structure": "nb"}, "B": {"structure": "tan"}, "C": {"structure": "anje", "n": 2}})
+    merged, unknown = supplement_summary(RECORDS, named, "old.csv")
+    assert unknown == [] and list(merged.loc[merged.model == "C", SOURCE]) == ["old.csv"]
+    assert supplied_params(merged, known=["A", "B"]) == {"C": {"n": 2, "structure": "anje"}}
+    assert supplied_params(RECORDS) == {}
+    with pytest.raises(BNCBenchError, match="params of model C is not JSON: {n"):
+        supplied_params(merged.assign(params="{n"), known=["A", "B"])
 
 
 def test_other_data_or_protocol_is_refused():

@@ -46,7 +46,7 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
     _wdl_section,
     _winloss_section,
 )
-from bncbench.report.supplement import read_supplement, supplement_summary, with_params
+from bncbench.report.supplement import read_supplement, supplement_summary, supplied_params, with_params
 from bncbench.store import atomic_write_bytes, load_results
 
 
@@ -142,7 +142,8 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
         Command-line options (keys ``config``, ``supplement``, ``pairs``, ``reference``, ``metrics``,
         ``models``, ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``,
         ``friedman_models``, ``figures``, ``n_jobs``); None values are ignored. Not modified.
-        ``supplement`` is another run's ``summary.csv`` whose rows complete the summary
+        ``supplement`` is another run's ``summary.csv`` whose rows complete the summary, its
+        models that the records lack included when it names their parameters
         (:func:`~bncbench.report.supplement.supplement_summary`).
     log : callable, optional
         Progress messages; printed to stderr by default.
@@ -180,13 +181,9 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     out = Path(out_dir) if out_dir else Path("reports") / name
 
     records = load_results(results_dir, with_trace=True)
-    if overrides.get("models"):
-        missing = [m for m in overrides["models"] if m not in set(records["model"])]
-        if missing:
-            raise BNCBenchError(f"model(s) not in the results: {', '.join(missing)}")
-        records = records[records["model"].isin(overrides["models"])]
-    elif section.get("models"):
-        records = records[records["model"].isin(list(section["models"]))]
+    wanted = overrides.get("models") or section.get("models")
+    if wanted:
+        records = records[records["model"].isin(list(wanted))]
     from bncbench.summary import summarize
 
     summary = summarize(records.drop(columns=["trace"], errors="ignore"), correction=_read_correction(cfg_path))
@@ -195,7 +192,14 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     if supplement:
         summary, unknown = supplement_summary(summary, read_supplement(supplement), Path(supplement).name)
         if unknown:
-            log(f"bncbench: report: the supplement's models {', '.join(unknown)} are not in the records: left out")
+            log(f"bncbench: report: the supplement's models {', '.join(unknown)} are not in the records and it does "
+                f"not name their parameters: left out")
+        if wanted:
+            summary = summary[summary["model"].isin(list(wanted))]
+    if overrides.get("models"):
+        missing = [m for m in overrides["models"] if m not in set(summary["model"])]
+        if missing:
+            raise BNCBenchError(f"model(s) not in the results: {', '.join(missing)}")
     return report_from_frames(records, summary, out, section=section, name=name, overrides=overrides,
                               source=f"`{results_dir}`, config `{cfg_path if cfg_path else 'none (defaults)'}`"
                                      + (f", supplement `{supplement}`" if supplement else ""),
@@ -246,8 +250,10 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
     out = Path(out)
     if records.empty or summary.empty:
         raise BNCBenchError("no result records to report")
-    cfg = build_config(section or {}, name, list(dict.fromkeys(records["model"])), params=model_params(records),
-                       overrides=overrides)
+    params = model_params(records)
+    params.update(supplied_params(summary, known=params))     # the models only a --supplement has
+    models = list(dict.fromkeys([*records["model"], *summary["model"]]))
+    cfg = build_config(section or {}, name, models, params=params, overrides=overrides)
     records, summary = _restrict(records, summary, cfg)
     if cfg.big_threshold is not None:
         summary = summary.assign(big=summary["n_instances"] > cfg.big_threshold)

@@ -88,7 +88,7 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
     sec.items.append(("text", (
         f"Experiment **{T.md_escape(name)}**: {summary['dataset'].nunique()} datasets "
         f"({len(subset_datasets(summary, 'Big'))} Big, > {BIG_THRESHOLD if cfg.big_threshold is None else cfg.big_threshold:,} instances), "
-        f"{len(dict.fromkeys(records['model']))} models, {len(records)} tasks ({n_failed} failed). "
+        f"{_models_count(records, summary)}, {len(records)} tasks ({n_failed} failed). "
         f"Per-dataset values are means over the folds of every round; a (dataset, model) with a failed task is "
         f"left out of every comparison. Lower is better for every metric. "
         f"Draw tolerance: |a - b| <= {DRAW_ATOL:g} + {DRAW_RTOL:g} max(|a|, |b|). "
@@ -106,6 +106,12 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
     sec.items += _fold_notes(summary)
     sec.items += _environment_notes(records)
     return sec
+
+
+def _models_count(records: pd.DataFrame, summary: pd.DataFrame) -> str:
+    """"13 models", or "13 models (1 with records)" when a supplement gave the others."""
+    n, k = summary["model"].nunique(), records["model"].nunique()
+    return f"{n} models" + (f" ({k} with records)" if k != n else "")
 
 
 def _environment_notes(records: pd.DataFrame) -> list:

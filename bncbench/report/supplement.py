@@ -9,12 +9,16 @@ line, and the overview names them.
 
 A report's summary names each model's parameters (:data:`PARAMS`), so a supplement whose label
 stands for another model (another ``lam``, ``reg_scale``, structure ...) is refused rather than
-compared under the wrong name. A summary written before that column existed cannot be checked.
+compared under the wrong name, and a model the records lack joins the report with the parameters
+the supplement names (a run of one missing model on a fresh machine gives the whole report). A
+summary written before that column existed cannot be checked, and its models that the records lack
+are left out: the report selects models by their parameters, never by their labels.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -92,8 +96,8 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     """``summary`` with the rows of ``sup`` for the pairs it lacks or holds with fewer successful folds.
 
     A (dataset, model) of the records is kept unless the supplement has it with more successful
-    folds; a model the records do not have is left out (the report's models and their parameters
-    come from the records).
+    folds. A model the records do not have joins with its rows if the supplement names its
+    parameters (:data:`PARAMS`; :func:`supplied_params` reads them); without them it is left out.
 
     Parameters
     ----------
@@ -110,7 +114,8 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
         The merged summary, in the records' order with the supplied rows after them, and a
         :data:`SOURCE` column.
     list of str
-        The supplement's models that the records do not have (left out).
+        The supplement's models that the records do not have and whose parameters it does not
+        name (left out).
 
     Raises
     ------
@@ -120,8 +125,9 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
         parameters (:data:`PARAMS`, when both summaries have the column: not the same model).
     """
     models = set(summary["model"])
-    unknown = sorted(set(sup["model"]) - models)
-    sup = sup[sup["model"].isin(models)]
+    named = set(sup.loc[sup[PARAMS].notna(), "model"]) if PARAMS in sup else set()
+    unknown = sorted(set(sup["model"]) - models - named)
+    sup = sup[~sup["model"].isin(unknown)]
     _check_same_data(summary, sup)
     _check_same_models(summary, sup)
     have = summary.set_index(["dataset", "model"])["n_ok"].fillna(0)
@@ -129,7 +135,7 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     better = offered[offered > have.reindex(offered.index).fillna(-1)].index
     drop = summary.set_index(["dataset", "model"]).index.isin(better)
     rows = sup.set_index(["dataset", "model"]).loc[better].reset_index()
-    rows = rows[[c for c in rows if c in summary or c in REQUIRED]]
+    rows = rows[[c for c in rows if c in summary or c in REQUIRED or c == PARAMS]]
     rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
     merged = pd.concat([summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: name})],
                        ignore_index=True)
@@ -159,15 +165,53 @@ def _check_same_models(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
         if model not in ours:
             continue
         a = json.loads(ours[model])
-        try:
-            b = json.loads(text)
-        except ValueError:
-            raise BNCBenchError(f"the supplement's {PARAMS} of model {model} is not JSON: {text[:60]}") from None
+        b = _parse_params(model, text)
         if a != b:        # parsed, so 2 and 2.0 (an int column with gaps is float) are the same value
             diff = ", ".join(f"{k} {a.get(k, '(unset)')} vs {b.get(k, '(unset)')}"
                              for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k))
             raise BNCBenchError(f"model {model} has other parameters in the records than in the supplement "
                                 f"({diff}): not the same model")
+
+
+def supplied_params(summary: pd.DataFrame, known: Iterable[str] = ()) -> dict[str, dict]:
+    """``{label: parameters}`` of the models in ``summary`` but not in ``known``, from :data:`PARAMS`.
+
+    The report takes its models' parameters from the records (:func:`bncbench.report.families.
+    model_params`); these are those of the models only a supplement has.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A (supplemented) summary.
+    known : iterable of str, default=()
+        Labels whose parameters the caller has (the records' models).
+
+    Returns
+    -------
+    dict of str to dict
+        Per label, in the summary's order, the parameters of its first row that names them; a
+        model with no such row is not in it.
+
+    Raises
+    ------
+    BNCBenchError
+        If a value is not JSON.
+    """
+    if PARAMS not in summary:
+        return {}
+    known = set(known)
+    rows = summary[~summary["model"].isin(known) & summary[PARAMS].notna()].drop_duplicates("model")
+    out = {}
+    for model, text in rows[["model", PARAMS]].itertuples(index=False):
+        out[model] = _parse_params(model, text)
+    return out
+
+
+def _parse_params(model: str, text: str) -> dict:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise BNCBenchError(f"the supplement's {PARAMS} of model {model} is not JSON: {text[:60]}") from None
 
 
 def supplied(summary: pd.DataFrame) -> pd.Series:
@@ -213,4 +257,5 @@ def supplied_note(summary: pd.DataFrame) -> str | None:
     return "; ".join(parts) + "."
 
 
-__all__ = ["RECORDS", "REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied", "supplied_note"]
+__all__ = ["RECORDS", "REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied", "supplied_note",
+           "supplied_params"]
