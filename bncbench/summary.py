@@ -18,6 +18,26 @@ from bncbench.protocol import kohavi_wolpert
 from bncbench.store import load_predictions, load_results
 
 METRICS = ("zero_one", "rmse", "bias", "variance", "train_time", "test_time")
+FOLD_STD = ("zero_one", "rmse", "train_time", "test_time")
+"""Metrics whose standard deviation over the folds :func:`summarize` keeps (:func:`std_column`), so
+that a report's ``summary.csv`` given to another report (``--supplement``) has what the per-dataset
+tables show."""
+
+
+def std_column(metric: str) -> str:
+    """The summary column of ``metric``'s standard deviation over the folds: ``zero_one_std`` ...
+
+    Parameters
+    ----------
+    metric : str
+        A metric of :data:`FOLD_STD`.
+
+    Returns
+    -------
+    str
+        The column name.
+    """
+    return f"{metric}_std"
 HOLDOUT_NOTE = ("not computed under the holdout protocol (cv.mode=holdout): the given train/test split predicts "
                 "each test instance once, and the Kohavi–Wolpert terms need the repeated rounds of cross-validation")
 """What the summary and the report say where a holdout dataset's bias and variance would be."""
@@ -112,8 +132,9 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
     pandas.DataFrame
         Columns ``dataset``, ``model``, ``n_ok``, ``n_failed``, the means over successful folds of
         ``zero_one``, ``rmse``, ``train_time``, ``test_time`` and ``n_parameters`` (NaN without
-        one), ``n_instances`` and ``big`` (when a fold succeeded), and ``bias``, ``variance``,
-        ``kw_error``; in the order the (dataset, model) pairs first appear. Without records, an
+        one), the standard deviations over those folds of :data:`FOLD_STD` (``zero_one_std`` ...;
+        NaN with fewer than 2), ``n_instances`` and ``big`` (when a fold succeeded), and ``bias``,
+        ``variance``, ``kw_error``; in the order the (dataset, model) pairs first appear. Without records, an
         empty frame with the columns ``dataset``, ``model``, :data:`METRICS`, ``n_ok``, ``n_failed``.
 
     Raises
@@ -141,6 +162,8 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
                "protocol": protocol_of(g)}
         for m in ("zero_one", "rmse", "train_time", "test_time", "n_parameters"):
             row[m] = float(ok[m].mean()) if len(ok) and m in ok else np.nan
+        for m in FOLD_STD:
+            row[std_column(m)] = float(ok[m].std()) if len(ok) > 1 and m in ok else np.nan
         if len(ok):
             row["n_instances"] = int(ok["n_instances"].iloc[0])
             row["big"] = bool(ok["big"].iloc[0])

@@ -317,6 +317,11 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     assert set(summary.xs("TAN", level="model")["source"]) == {"records"}
     index = (out / "index.md").read_text()
     assert "2 models (1 with records)" in index and "NB (2 datasets)" in index
+    # the per-dataset tables too: summary.csv carries each fold metric's standard deviation
+    for metric in ("zero_one", "rmse"):
+        a = pd.read_csv(whole / "tables" / f"per_dataset_{metric}_all.csv", index_col=0)
+        b = pd.read_csv(out / "tables" / f"per_dataset_{metric}_all.csv", index_col=0)[a.columns]
+        assert a.notna().all().all() and np.allclose(a, b, rtol=1e-5)
     # without the params column the supplement cannot say which model its NB is: left out, logged
     old[old.model == "NB"].drop(columns=["params"]).to_csv(tmp_path / "unnamed.csv", index=False)
     capsys.readouterr()

@@ -73,6 +73,12 @@ def test_summary_bias_plus_variance_is_the_mean_error(tmp_path):
     s = summarize(tmp_path)
     np.testing.assert_allclose(s["bias"] + s["variance"], s["zero_one"], atol=1e-12)
     np.testing.assert_allclose(s["kw_error"], s["zero_one"], atol=1e-12)
+    # the fold standard deviations a summary.csv carries for another report's --supplement
+    df = load_results(tmp_path)
+    for m in ("zero_one", "rmse", "train_time"):
+        want = df.groupby(["dataset", "model"], sort=False)[m].apply(lambda v: np.sqrt(((v - v.mean()) ** 2).sum()
+                                                                                        / (len(v) - 1)))
+        np.testing.assert_allclose(s[f"{m}_std"], want.to_numpy(), rtol=1e-12)
 
 
 def test_models_see_identical_splits(tmp_path):

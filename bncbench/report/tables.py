@@ -22,6 +22,7 @@ import pandas as pd
 
 from bncbench.report.stats import ALPHA, METRIC_NAMES, metric_name
 from bncbench.report.supplement import supplied
+from bncbench.summary import std_column
 
 if TYPE_CHECKING:
     from bncbench.report.stats import FriedmanResult
@@ -362,7 +363,8 @@ def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str,
     metric : str
         A record column (fold values), else a summary column (one value, ``n`` from ``n_ok``); a
         (dataset, model) without records, or whose summary row another run supplied
-        (:func:`~bncbench.report.supplement.supplied`), takes the summary's value.
+        (:func:`~bncbench.report.supplement.supplied`), takes the summary's value and its standard
+        deviation (:func:`~bncbench.summary.std_column`) when the summary has it.
     models : list of str
         Models (column groups), in order.
 
@@ -388,7 +390,8 @@ def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str,
         for (_, row), from_other_run in zip(summary[rows].iterrows(), supplied(summary)[rows]):
             d, m = row["dataset"], row["model"]
             if from_other_run or np.isnan(out.loc[d, (m, "mean")]):
-                out.loc[d, [(m, "mean"), (m, "std"), (m, "n")]] = [row[metric], np.nan, row.get("n_ok", np.nan)]
+                out.loc[d, [(m, "mean"), (m, "std"), (m, "n")]] = [row[metric], row.get(std_column(metric), np.nan),
+                                                                   row.get("n_ok", np.nan)]
     return out
 
 
