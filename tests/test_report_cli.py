@@ -260,10 +260,11 @@ def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path
     per = pd.read_csv(out / "tables" / "per_dataset_zero_one_all.csv")
     assert "synth-extra" in per.to_string() and "0.9" in per[per.iloc[:, 0] == "synth-extra"].to_string()
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {"old.csv"}
+    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {str(tmp_path / "old.csv")}
     assert set(summary.loc[summary.dataset != "synth-extra", "source"]) == {"records"}
     index = (out / "index.md").read_text()
-    assert "Supplied: 2 (dataset, model) means from old.csv" in index and "3 datasets" in index
+    assert re.search(r"Supplied: 2 \(dataset, model\) means from \S+old\.csv, another run's", index)
+    assert "3 datasets" in index
     # a supplement of other data: one line, exit code 2, no report
     extra.assign(dataset="synth-nb", n_instances=7).to_csv(tmp_path / "bad.csv", index=False)
     capsys.readouterr()
@@ -313,7 +314,7 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     ref = old.set_index(["dataset", "model"])
     assert sorted(summary.index) == sorted(ref.index)
     assert np.allclose(summary.loc[ref.index, "zero_one"], ref["zero_one"], rtol=1e-5)
-    assert set(summary.xs("NB", level="model")["source"]) == {"committed.csv"}
+    assert set(summary.xs("NB", level="model")["source"]) == {str(tmp_path / "committed.csv")}
     assert set(summary.xs("TAN", level="model")["source"]) == {"records"}
     index = (out / "index.md").read_text()
     assert "2 models (1 with records)" in index and "NB (2 datasets)" in index
@@ -322,6 +323,22 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
         a = pd.read_csv(whole / "tables" / f"per_dataset_{metric}_all.csv", index_col=0)
         b = pd.read_csv(out / "tables" / f"per_dataset_{metric}_all.csv", index_col=0)[a.columns]
         assert a.notna().all().all() and np.allclose(a, b, rtol=1e-5)
+    # that report's summary.csv passed on again: its rows keep the name of the run they came from
+    again = tmp_path / "again"
+    assert report_main([str(tan_only), "--out", str(again), "--config", str(cfg), "--no-figures",
+                        "--supplement", str(out / "summary.csv")]) == 0
+    chained = pd.read_csv(again / "summary.csv").set_index(["dataset", "model"])
+    assert set(chained.xs("NB", level="model")["source"]) == {str(tmp_path / "committed.csv")}
+    assert set(chained.xs("TAN", level="model")["source"]) == {"records"}
+    tan_only_less = tmp_path / "tan_less"                 # TAN on one dataset from the records, one from `out`
+    shutil.copytree(tan_only, tan_only_less)
+    shutil.rmtree(tan_only_less / "records" / "synth-tree")
+    assert report_main([str(tan_only_less), "--out", str(tmp_path / "less"), "--config", str(cfg), "--no-figures",
+                        "--supplement", str(out / "summary.csv")]) == 0
+    less = pd.read_csv(tmp_path / "less" / "summary.csv").set_index(["dataset", "model"])["source"]
+    assert less.to_dict() == {("synth-nb", "TAN"): "records", ("synth-tree", "TAN"): str(out / "summary.csv"),
+                              ("synth-nb", "NB"): str(tmp_path / "committed.csv"),
+                              ("synth-tree", "NB"): str(tmp_path / "committed.csv")}
     # without the params column the supplement cannot say which model its NB is: left out, logged
     old[old.model == "NB"].drop(columns=["params"]).to_csv(tmp_path / "unnamed.csv", index=False)
     capsys.readouterr()

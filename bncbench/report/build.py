@@ -190,7 +190,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     summary = with_params(summary, model_params(records))
     supplement = overrides.pop("supplement", None)
     if supplement:
-        summary, unknown = supplement_summary(summary, read_supplement(supplement), Path(supplement).name)
+        summary, unknown = supplement_summary(summary, read_supplement(supplement), str(supplement))
         if unknown:
             log(f"bncbench: report: the supplement's models {', '.join(unknown)} are not in the records and it does "
                 f"not name their parameters: left out")

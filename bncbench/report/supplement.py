@@ -28,7 +28,7 @@ from bncbench.errors import BNCBenchError
 from bncbench.store import json_default
 
 SOURCE = "source"
-"""Column of a supplemented summary: :data:`RECORDS` or the supplement's file name."""
+"""Column of a supplemented summary: :data:`RECORDS`, or the supplement whose records gave the row (the file as given)."""
 RECORDS = "records"
 """The :data:`SOURCE` of a row summarized from the records."""
 PARAMS = "params"
@@ -106,7 +106,8 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     sup : pandas.DataFrame
         Another run's summary (:func:`read_supplement`).
     name : str
-        What the :data:`SOURCE` column says of the supplied rows (the file's name).
+        What the :data:`SOURCE` column says of the supplied rows (the file as given); a row whose
+        :data:`SOURCE` in ``sup`` names yet another run keeps that name.
 
     Returns
     -------
@@ -135,9 +136,11 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     better = offered[offered > have.reindex(offered.index).fillna(-1)].index
     drop = summary.set_index(["dataset", "model"]).index.isin(better)
     rows = sup.set_index(["dataset", "model"]).loc[better].reset_index()
+    # a row the supplement itself took from another run's summary keeps that run's name
+    source = rows[SOURCE].where(rows[SOURCE].notna() & (rows[SOURCE] != RECORDS), name) if SOURCE in rows else name
     rows = rows[[c for c in rows if c in summary or c in REQUIRED or c == PARAMS]]
     rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
-    merged = pd.concat([summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: name})],
+    merged = pd.concat([summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: source})],
                        ignore_index=True)
     return merged, unknown
 
