@@ -36,6 +36,9 @@ def test_the_supplement_fills_what_the_records_lack_or_hold_with_fewer_folds():
                                      "(not in the task counts, the convergence figures or the environment line): "
                                      "B (2 datasets), A (1 dataset).")
     assert supplied_note(RECORDS) is None
+    # laid out as the supplement: its pairs in its order, then the records' others
+    assert list(zip(merged.dataset, merged.model)) == [("d1", "A"), ("d1", "B"), ("d2", "B"), ("d3", "A"),
+                                                       ("d2", "A")]
     # a supplement that names C's parameters brings C in, and says which model it is
     named = with_params(sup, {"A": {"structure": "nb"}, "B": {"structure": "tan"}, "C": {"structure": "anje", "n": 2}})
     merged, unknown = supplement_summary(RECORDS, named, "old.csv")

@@ -252,7 +252,7 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
         raise BNCBenchError("no result records to report")
     params = model_params(records)
     params.update(supplied_params(summary, known=params))     # the models only a --supplement has
-    models = list(dict.fromkeys([*records["model"], *summary["model"]]))
+    models = list(dict.fromkeys([*summary["model"], *records["model"]]))     # a supplement's order, if any
     cfg = build_config(section or {}, name, models, params=params, overrides=overrides)
     records, summary = _restrict(records, summary, cfg)
     if cfg.big_threshold is not None:

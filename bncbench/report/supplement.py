@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from bncbench.data.dataset import BIG_THRESHOLD
@@ -112,8 +113,8 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     Returns
     -------
     pandas.DataFrame
-        The merged summary, in the records' order with the supplied rows after them, and a
-        :data:`SOURCE` column.
+        The merged summary with a :data:`SOURCE` column, in the supplement's order (its pairs,
+        from the records or supplied), then the records' other pairs in their order.
     list of str
         The supplement's models that the records do not have and whose parameters it does not
         name (left out).
@@ -142,7 +143,12 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
     merged = pd.concat([summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: source})],
                        ignore_index=True)
-    return merged, unknown
+    # laid out as the supplement's run was (its pairs in its order, the others after them in the
+    # records' order), so that the datasets and models of the tables come in the same order
+    at = pd.Series(range(len(sup)), index=pd.MultiIndex.from_frame(sup[["dataset", "model"]]))
+    pos = at.reindex(pd.MultiIndex.from_frame(merged[["dataset", "model"]])).to_numpy(dtype=float)
+    order = np.lexsort((np.arange(len(merged)), np.where(np.isnan(pos), len(sup), pos)))
+    return merged.iloc[order].reset_index(drop=True), unknown
 
 
 def _check_same_data(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
