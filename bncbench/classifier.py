@@ -26,7 +26,8 @@ SELECTORS = (("structure", "nb", STRUCTURES), ("param", "generative", PARAMETERI
              ("estimator", "map", ESTIMATORS))
 """The keywords that choose a component, their defaults and registries."""
 GENERAL = {"random_state": (0, [integer(0)]), "discretize": ("auto", [StrOptions({"auto"}), "boolean"]),
-           "cardinalities": (None, ["array-like", None])}
+           "cardinalities": (None, ["array-like", None]),
+           "missing": ("ignore", [StrOptions({"ignore", "marginalize"})])}
 
 
 @functools.lru_cache(maxsize=1)
@@ -93,6 +94,15 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         categories on nominal ones); integer arrays and all-integer DataFrames are codes.
     cardinalities : array-like of int, default=None
         Number of codes per attribute for integer input (default: largest code + 1).
+    missing : {"ignore", "marginalize"}, default="ignore"
+        An unknown value at prediction time (a code outside ``[0, card)``: -1, NaN in integer
+        input, an unseen category, NaN in an attribute that had no missing value in training):
+        ``"ignore"`` leaves its factor out and its children back off to the parent prefix seen
+        without it; ``"marginalize"`` sums the model's joint over its values exactly (Pernkopf
+        et al., §5.1; :mod:`bncbench.marginal`), for one network whose attributes have at most one
+        attribute parent (NB, TAN, KDB-1) with ``estimator=map`` or an optimized
+        parameterization. A NaN in an attribute that had NaN in training is a value of its own
+        (its missing code) either way.
 
     A nominal column of a table (a DataFrame, or an array that is discretized) with a distinct
     value on at least 90 % of 20 or more rows is an identifier, not evidence: ``fit`` issues one
@@ -122,6 +132,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Number of attributes seen in ``fit``.
     m_, tables_, hdp_, model_ :
         The m used, the count tables, the HDP tables and the optimized model, where they exist.
+    forest_ : Forest or None
+        With ``missing="marginalize"``: the log-potentials the sum runs over
+        (:class:`bncbench.marginal.Forest`); None otherwise.
     trace_, n_iter_, n_fev_, train_cll_ :
         Optimized parameterizations: per-iteration ``{"iter", "nll", "n_fev", "time"}``,
         iterations, full-data evaluations and the training CLL.
@@ -170,6 +183,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
             self.scorer_ = fit_ccbn(self.scorer_, data.codes, data.y, param=self.param, **parts.kwargs(parts.param))
         self.n_parameters_ = int(self.scorer_.n_parameters)
+        self.forest_ = None
+        if self.missing == "marginalize":
+            from bncbench.marginal import forest_of
+
+            self.forest_ = forest_of(self.scorer_, f"structure={self.structure!r} with estimator={self.estimator!r}"
+                                                   f" and param={self.param!r}")
         return self
 
     def _check_components(self) -> _Parts:
@@ -268,7 +287,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(X, pd.DataFrame):
             X = check_array(X, dtype=None, ensure_all_finite=False)
         validate_data(self, X, reset=False, skip_check_array=True)
-        return self.scorer_.log_joint(self._codes(X))
+        codes = self._codes(X)
+        jll = self.scorer_.log_joint(codes)
+        if getattr(self, "forest_", None) is not None:
+            c = codes[:, self.forest_.columns]
+            gap = ((c < 0) | (c >= self.forest_.cards)).any(axis=1)
+            if gap.any():
+                jll[gap] = self.forest_.log_joint(codes[gap])
+        return jll
 
     def predict_log_proba(self, X) -> np.ndarray:
         """Log class probabilities, normalized in log space."""

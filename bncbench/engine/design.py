@@ -201,12 +201,35 @@ class Layout:
         N = codes.shape[0]
         idx = np.full((N, self.n_factors), -1, dtype=dtype)
         idx[:, 0] = 0
-        for fi, f in enumerate(self.tables.factors):
-            col = idx[:, fi + 1]
-            x = codes[:, f.child]
-            for lev, pos, inst in self._resolve(f, codes):
-                col[inst] = self.block_row[fi][lev][pos] + x[inst]
+        for fi in range(self.n_attributes):
+            self._fill_rows(fi, codes, idx[:, fi + 1])
         return idx
+
+    def factor_rows(self, fi: int, codes: np.ndarray) -> np.ndarray:
+        """Column ``1 + fi`` of :meth:`rows`: the row of attribute ``fi``'s value per instance (-1: none).
+
+        Parameters
+        ----------
+        fi : int
+            The factor (attribute) index.
+        codes : ndarray of shape (N, n)
+            Attribute codes.
+
+        Returns
+        -------
+        ndarray of int64, shape (N,)
+            Row indices into ``Phi``.
+        """
+        codes = np.asarray(codes)
+        col = np.full(codes.shape[0], -1, dtype=np.int64)
+        self._fill_rows(fi, codes, col)
+        return col
+
+    def _fill_rows(self, fi: int, codes: np.ndarray, col: np.ndarray) -> None:
+        f = self.tables.factors[fi]
+        x = codes[:, f.child]
+        for lev, pos, inst in self._resolve(f, codes):
+            col[inst] = self.block_row[fi][lev][pos] + x[inst]
 
     # ------------------------------------------------------------------ values
     def generative_phi(self, m: float) -> np.ndarray:
