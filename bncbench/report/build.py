@@ -258,7 +258,9 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
     if cfg.big_threshold is not None:
         summary = summary.assign(big=summary["n_instances"] > cfg.big_threshold)
     w = _Writer(out)
-    w.text("summary.csv", summary.to_csv(index=False, float_format="%.6g"))
+    # full precision (shortest round trip): passed on as another report's --supplement, its means
+    # must compare as the records' do (6 digits turn differences below 1e-6 into draws)
+    w.text("summary.csv", summary.to_csv(index=False))
     sections = [_overview_section(records, summary, name, source, cfg), _wdl_section(summary, cfg, w, name)]
     if cfg.winloss_plots:
         sections.append(_winloss_section(summary, cfg, w, name))
