@@ -80,7 +80,7 @@ def read_supplement(path: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise BNCBenchError(f"supplement not found: {path}")
     try:
-        sup = pd.read_csv(path, float_precision="round_trip")      # the means to the last bit
+        sup = pd.read_csv(path)
     except (OSError, ValueError, pd.errors.ParserError) as e:
         raise BNCBenchError(f"supplement {path} is not a readable CSV: {e}") from None
     missing = [c for c in REQUIRED if c not in sup]
