@@ -237,15 +237,21 @@ def test_environment_line_counts_tasks_per_environment_and_the_unrecorded():
                                                  "python 3.11.2, scikit-learn 1.9.1, cpu EPYC (1 tasks).")]
 
 
+def _tan_vs_nb_report(run, tmp_path, metrics, name):
+    """A config with one W-D-L table ``t`` of TAN against NB on ``metrics``, and its report of ``run``."""
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("name: tiny\nreport:\n  reference: NB\n  tables:\n    - name: t\n      pairs: ['TAN:NB']\n"
+                   f"      metrics: [{metrics}]\n")
+    out = tmp_path / name
+    assert report_main([str(run), "--out", str(out), "--config", str(cfg), "--no-figures"]) == 0
+    return cfg, out
+
+
 def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path, capsys):
     """A dataset only in another run's summary.csv joins the W-D-L counts and the per-dataset tables."""
     from bncbench.__main__ import main
 
-    cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("name: tiny\nreport:\n  reference: NB\n  tables:\n    - name: t\n      pairs: ['TAN:NB']\n"
-                   "      metrics: [zero_one, rmse]\n")
-    base = tmp_path / "base"
-    assert report_main([str(tiny_run), "--out", str(base), "--config", str(cfg), "--no-figures"]) == 0
+    cfg, base = _tan_vs_nb_report(tiny_run, tmp_path, "zero_one, rmse", "base")
     old = pd.read_csv(base / "summary.csv")
     extra = old[old.dataset == "synth-nb"].assign(dataset="synth-extra")
     extra.loc[extra.model == "TAN", ["zero_one", "rmse"]] = [0.9, 0.9]      # TAN loses there
@@ -290,17 +296,12 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     import shutil
 
     from bncbench.__main__ import main
-
-    cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("name: tiny\nreport:\n  reference: NB\n  tables:\n    - name: t\n      pairs: ['TAN:NB']\n"
-                   "      metrics: [zero_one, rmse, bias, variance]\n")
-    whole = tmp_path / "whole"
-    assert report_main([str(tiny_run), "--out", str(whole), "--config", str(cfg), "--no-figures"]) == 0
-    # the committed summary lost TAN (say its run was cut short); TAN alone is run again elsewhere
-    old = pd.read_csv(whole / "summary.csv")
     from bncbench.store import load_results
     from bncbench.summary import summarize
 
+    cfg, whole = _tan_vs_nb_report(tiny_run, tmp_path, "zero_one, rmse, bias, variance", "whole")
+    # the committed summary lost TAN (say its run was cut short); TAN alone is run again elsewhere
+    old = pd.read_csv(whole / "summary.csv")
     exact = summarize(load_results(tiny_run))          # summary.csv holds the means to the last bit
     for col in ("zero_one", "rmse", "train_time", "rmse_std", "bias", "variance"):
         np.testing.assert_array_equal(old[col].to_numpy(), exact[col].to_numpy())
