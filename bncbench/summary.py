@@ -38,6 +38,8 @@ def std_column(metric: str) -> str:
         The column name.
     """
     return f"{metric}_std"
+
+
 HOLDOUT_NOTE = ("not computed under the holdout protocol (cv.mode=holdout): the given train/test split predicts "
                 "each test instance once, and the Kohavi–Wolpert terms need the repeated rounds of cross-validation")
 """What the summary and the report say where a holdout dataset's bias and variance would be."""
