@@ -100,7 +100,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         ``"ignore"`` leaves its factor out and its children back off to the parent prefix seen
         without it; ``"marginalize"`` sums the model's joint over its values exactly (Pernkopf
         et al., §5.1; :mod:`bncbench.marginal`), for one network whose attributes have at most one
-        attribute parent (NB, TAN, KDB-1) with ``estimator=map`` or an optimized
+        attribute parent (NB, TAN, KDB-1) with ``estimator=map`` or ``hdp`` or an optimized
         parameterization. A NaN in an attribute that had NaN in training is a value of its own
         (its missing code) either way.
 

@@ -96,8 +96,9 @@ def forest_of(scorer, what: str = "this model") -> Forest:
 
     Parameters
     ----------
-    scorer : CountScorer or CCBNModel
-        m-estimates of one network (``estimator=map``), or an optimized CCBN over one network.
+    scorer : CountScorer, HDPScorer or CCBNModel
+        m-estimates (``estimator=map``) or HDP estimates of one network, or an optimized CCBN over
+        one network.
     what : str, default="this model"
         How the error message names the model.
 
@@ -109,61 +110,76 @@ def forest_of(scorer, what: str = "this model") -> Forest:
     Raises
     ------
     BNCBenchError
-        If the scorer is of another kind (HDP estimates, AnDE, AnJE, an ensemble) or an attribute
-        has more than one attribute parent (KDB-k with k > 1): one line that says so.
+        If the scorer is of another kind (AnDE, AnJE, an ensemble) or an attribute has more than
+        one attribute parent (KDB-k with k > 1): one line that says so.
     """
-    from bncbench.ccbn import CCBNModel
-    from bncbench.engine.design import Layout
-    from bncbench.estimators.mestimate import CountScorer
-
-    if isinstance(scorer, CountScorer):
-        tables, columns = scorer.tables, scorer.columns
-
-        def potentials(fi, factor, grid):
-            return tables.factor_log_theta(grid, factor, scorer.m)
-
-        prior = tables.log_prior(scorer.m)
-    elif isinstance(scorer, CCBNModel) and type(scorer.layout) is Layout:
-        layout = scorer.layout
-        tables = layout.tables
-        columns = scorer.columns if scorer.columns is not None else np.arange(len(tables.cards))
-
-        def potentials(fi, factor, grid):
-            rows = layout.factor_rows(fi, grid)
-            return np.where(rows[:, None] >= 0, scorer.phi[np.maximum(rows, 0)], 0.0)
-
-        prior = scorer.phi[0]
-    else:
-        raise BNCBenchError(f"missing='marginalize' needs the m-estimates (estimator=map) or an optimized "
-                            f"parameterization of one network; {what} scores with {type(scorer).__name__}")
-    Y = int(tables.n_classes)
-    a = len(tables.factors)
+    columns, parents, cards, potentials, prior = _network_of(scorer, what)
+    Y = int(np.asarray(prior).shape[0])
+    a = len(parents)
     parent = np.full(a, -1, np.int64)
-    cards = np.array([f.card for f in tables.factors], dtype=np.int64)
     blocks = []
-    for fi, f in enumerate(tables.factors):
-        if f.child != fi:
-            raise BNCBenchError(f"factor {fi} is of attribute {f.child}: not one factor per attribute in order")
-        if len(f.parents) > 1:
+    for i, pa in enumerate(parents):
+        if len(pa) > 1:
             raise BNCBenchError(
                 f"missing='marginalize' sums exactly over networks whose attributes have at most one attribute "
-                f"parent (NB, TAN, KDB-1); attribute {int(columns[fi])} of {what} has {len(f.parents)}")
+                f"parent (NB, TAN, KDB-1); attribute {int(columns[i])} of {what} has {len(pa)}")
         pcard = 1
-        grid = np.zeros((f.card, a), dtype=np.int64)
-        grid[:, fi] = np.arange(f.card)
-        if f.parents:
-            p = int(f.parents[0])
-            parent[fi], pcard = p, int(cards[p])
-            grid = np.zeros((pcard * f.card, a), dtype=np.int64)
-            grid[:, p] = np.repeat(np.arange(pcard), f.card)
-            grid[:, fi] = np.tile(np.arange(f.card), pcard)
-        blocks.append(np.asarray(potentials(fi, f, grid), dtype=np.float64).reshape(pcard * f.card * Y))
+        grid = np.zeros((cards[i], a), dtype=np.int64)
+        grid[:, i] = np.arange(cards[i])
+        if pa:
+            p = int(pa[0])
+            parent[i], pcard = p, int(cards[p])
+            grid = np.zeros((pcard * cards[i], a), dtype=np.int64)
+            grid[:, p] = np.repeat(np.arange(pcard), cards[i])
+            grid[:, i] = np.tile(np.arange(cards[i]), pcard)
+        blocks.append(np.asarray(potentials(i, grid), dtype=np.float64).reshape(pcard * int(cards[i]) * Y))
     offsets = np.zeros(a + 1, np.int64)
     offsets[1:] = np.cumsum([b.size for b in blocks])
     table = np.concatenate(blocks) if blocks else np.zeros(0)
     table = np.nan_to_num(table, nan=-np.inf, posinf=np.inf, neginf=-np.inf)   # m = 0: 0/0 cells never used
     prior = np.nan_to_num(np.asarray(prior, dtype=np.float64), nan=-np.inf)
-    return Forest(np.asarray(columns, dtype=np.int64), parent, cards, offsets, table, prior, _children_first(parent))
+    return Forest(np.asarray(columns, dtype=np.int64), parent, np.asarray(cards, dtype=np.int64), offsets, table,
+                  prior, _children_first(parent))
+
+
+def _network_of(scorer, what: str):
+    """``(columns, parents, cards, potentials(i, grid) -> (R, Y), prior)`` of a one-network scorer.
+
+    ``parents`` and the grids are in the network's own attribute order (the columns it reads).
+    """
+    from bncbench.ccbn import CCBNModel
+    from bncbench.engine.design import Layout
+    from bncbench.estimators.hdp import HDPScorer
+    from bncbench.estimators.mestimate import CountScorer
+
+    if isinstance(scorer, HDPScorer):
+        hdp = scorer.hdp
+        if any(p is None for p in hdp.structure):      # fitted on the network's columns: every one modelled
+            raise BNCBenchError("the HDP estimates leave an attribute of their columns out")
+        return (scorer.columns, [tuple(p) for p in hdp.structure], np.asarray(hdp.cards, dtype=np.int64),
+                lambda i, grid: hdp.factor_log_theta(grid, i), hdp.log_prior)
+    if isinstance(scorer, CountScorer):
+        tables, columns = scorer.tables, scorer.columns
+        prior = tables.log_prior(scorer.m)
+
+        def potentials(i, grid):
+            return tables.factor_log_theta(grid, tables.factors[i], scorer.m)
+    elif isinstance(scorer, CCBNModel) and type(scorer.layout) is Layout:
+        layout = scorer.layout
+        tables = layout.tables
+        columns = scorer.columns if scorer.columns is not None else np.arange(len(tables.cards))
+        prior = scorer.phi[0]
+
+        def potentials(i, grid):
+            rows = layout.factor_rows(i, grid)
+            return np.where(rows[:, None] >= 0, scorer.phi[np.maximum(rows, 0)], 0.0)
+    else:
+        raise BNCBenchError(f"missing='marginalize' needs the estimates (estimator=map or hdp) or an optimized "
+                            f"parameterization of one network; {what} scores with {type(scorer).__name__}")
+    if any(f.child != i for i, f in enumerate(tables.factors)):
+        raise BNCBenchError("the count tables are not one factor per attribute in order")
+    return (columns, [tuple(f.parents) for f in tables.factors], np.array([f.card for f in tables.factors]),
+            potentials, prior)
 
 
 def _children_first(parent: np.ndarray) -> np.ndarray:
