@@ -227,14 +227,14 @@ def test_environment_line_counts_tasks_per_environment_and_the_unrecorded():
     recs = pd.DataFrame({"env.numpy": ["2.4.6", "2.4.6", "1.26.4", None], "env.cpu": ["EPYC", "EPYC", "Xeon", None],
                          "env.commit": ["31bbf5c7800f2ff7", "31bbf5c7800f2ff7", None, None]})
     assert _environment_notes(recs) == [("text", "Computed with: commit 31bbf5c7800f, numpy 2.4.6, cpu EPYC (2 tasks); "
-                                                 "numpy 1.26.4, cpu Xeon (1 tasks); not recorded (1 tasks, written "
+                                                 "numpy 1.26.4, cpu Xeon (1 task); not recorded (1 task, written "
                                                  "before records named it).")]
     assert _environment_notes(recs.drop(columns=list(recs))) == []
     # every key of provenance.KEYS is named, in its order; a dirty checkout's commit keeps its mark
     recs = pd.DataFrame({"env.cpu": ["EPYC"], "env.scikit-learn": ["1.9.1"], "env.python": ["3.11.2"],
                          "env.commit": ["31bbf5c7800f2ff7-dirty"], "env.bncbench": ["0.1.0"]})
     assert _environment_notes(recs) == [("text", "Computed with: bncbench 0.1.0, commit 31bbf5c7800f-dirty, "
-                                                 "python 3.11.2, scikit-learn 1.9.1, cpu EPYC (1 tasks).")]
+                                                 "python 3.11.2, scikit-learn 1.9.1, cpu EPYC (1 task).")]
 
 
 def _tan_vs_nb_report(run, tmp_path, metrics, name):

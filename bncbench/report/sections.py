@@ -88,7 +88,7 @@ def _overview_section(records: pd.DataFrame, summary: pd.DataFrame, name: str, s
     sec.items.append(("text", (
         f"Experiment **{T.md_escape(name)}**: {summary['dataset'].nunique()} datasets "
         f"({len(subset_datasets(summary, 'Big'))} Big, > {BIG_THRESHOLD if cfg.big_threshold is None else cfg.big_threshold:,} instances), "
-        f"{_models_count(records, summary)}, {len(records)} tasks ({n_failed} failed). "
+        f"{_models_count(records, summary)}, {_tasks(len(records))} ({n_failed} failed). "
         f"Per-dataset values are means over the folds of every round; a (dataset, model) with a failed task is "
         f"left out of every comparison. Lower is better for every metric. "
         f"Draw tolerance: |a - b| <= {DRAW_ATOL:g} + {DRAW_RTOL:g} max(|a|, |b|). "
@@ -114,6 +114,10 @@ def _models_count(records: pd.DataFrame, summary: pd.DataFrame) -> str:
     return f"{n} models" + (f" ({k} with records)" if k != n else "")
 
 
+def _tasks(k: int) -> str:
+    return f"{k} task" + ("" if k == 1 else "s")
+
+
 def _environment_notes(records: pd.DataFrame) -> list:
     """A line naming the environments the records were computed in, with their task counts."""
     cols = [f"env.{k}" for k in provenance.KEYS if f"env.{k}" in records]
@@ -123,9 +127,9 @@ def _environment_notes(records: pd.DataFrame) -> list:
     unknown = tuple("?" for _ in cols)
     n_unknown = int(envs.get(unknown, 0))
     parts = [", ".join(f"{c[4:]} {_short_commit(v) if c == 'env.commit' else v}" for c, v in zip(cols, key)
-                       if v != "?") + f" ({k} tasks)" for key, k in envs.items() if key != unknown]
+                       if v != "?") + f" ({_tasks(k)})" for key, k in envs.items() if key != unknown]
     if n_unknown:
-        parts.append(f"not recorded ({n_unknown} tasks, written before records named it)")
+        parts.append(f"not recorded ({_tasks(n_unknown)}, written before records named it)")
     return [("text", "Computed with: " + "; ".join(T.md_escape(p) for p in parts) + ".")]
 
 
