@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from bncbench.errors import BNCBenchError
-from bncbench.report.supplement import (PARAMS, SOURCE, read_supplement, supplement_summary, supplied_note,
-                                       supplied_params, with_params)
+from bncbench.report.supplement import (PARAMS, SOURCE, read_supplement, rounded_mixes, supplement_summary,
+                                       supplied_note, supplied_params, with_params)
 
 
 def rows(spec):
@@ -96,3 +96,13 @@ def test_unreadable_supplements_are_one_line(tmp_path):
     pd.concat([RECORDS, RECORDS.iloc[:1]]).to_csv(tmp_path / "b.csv", index=False)
     with pytest.raises(BNCBenchError, match="holds d1 / A twice"):
         read_supplement(tmp_path / "b.csv")
+
+
+def test_a_rounded_supplement_mixed_with_records_is_named():
+    """A supplement at 6 significant digits (summaries before November 2026) against full-precision
+    records on one dataset: the datasets where the two meet are named; at full precision, none."""
+    sup = rows([("d1", "B", 10, 0.25, 100), ("d3", "A", 10, 0.4, 20000), ("d3", "B", 10, 0.41, 20000)])
+    merged, _ = supplement_summary(RECORDS, sup, "old.csv")
+    assert rounded_mixes(sup, merged) == ["d1"]                 # d3 is all supplied, d2 all records
+    exact = sup.assign(zero_one=[1 / 3, 2 / 7, 3 / 11])
+    assert rounded_mixes(exact, supplement_summary(RECORDS, exact, "x")[0]) == []

@@ -46,7 +46,8 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
     _wdl_section,
     _winloss_section,
 )
-from bncbench.report.supplement import read_supplement, supplement_summary, supplied_params, with_params
+from bncbench.report.supplement import (read_supplement, rounded_mixes, supplement_summary, supplied_params,
+                                       with_params)
 from bncbench.store import atomic_write_bytes, load_results
 
 
@@ -190,7 +191,13 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     summary = with_params(summary, model_params(records))
     supplement = overrides.pop("supplement", None)
     if supplement:
-        summary, unknown = supplement_summary(summary, read_supplement(supplement), str(supplement))
+        sup = read_supplement(supplement)
+        summary, unknown = supplement_summary(summary, sup, str(supplement))
+        mixed = rounded_mixes(sup, summary)
+        if mixed:
+            log(f"bncbench: report: the supplement's means have 6 significant digits (a summary.csv written before "
+                f"November 2026); on {', '.join(mixed)} they are compared with the records' full-precision means, "
+                f"which can turn a draw into a win or a loss: run those datasets whole, or leave their records out")
         if unknown:
             log(f"bncbench: report: the supplement's models {', '.join(unknown)} are not in the records and it does "
                 f"not name their parameters: left out")

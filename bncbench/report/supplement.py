@@ -223,6 +223,38 @@ def _parse_params(model: str, text: str) -> dict:
         raise BNCBenchError(f"the supplement's {PARAMS} of model {model} is not JSON: {text[:60]}") from None
 
 
+def rounded_mixes(sup: pd.DataFrame, merged: pd.DataFrame, digits: int = 6) -> list[str]:
+    """Datasets whose pairs come from both sources when the supplement's means are rounded.
+
+    A summary written before November 2026 holds its means to ``digits`` significant digits.
+    Comparing such a mean with a record's full-precision mean on the same dataset can turn a
+    draw (both 241/1130) into a win or a loss; a dataset whose models all come from one source
+    compares like with like.
+
+    Parameters
+    ----------
+    sup : pandas.DataFrame
+        The supplement as read (:func:`read_supplement`).
+    merged : pandas.DataFrame
+        The supplemented summary (:func:`supplement_summary`).
+    digits : int, default=6
+        The precision to test for.
+
+    Returns
+    -------
+    list of str
+        The datasets with rows from the records and from the supplement, when every mean of the
+        supplement has at most ``digits`` significant digits; else an empty list.
+    """
+    cols = [c for c in ("zero_one", "rmse", "bias", "variance") if c in sup]
+    v = sup[cols].to_numpy(dtype=float).ravel()
+    v = v[np.isfinite(v) & (v != 0)]
+    if not v.size or not np.all(v == np.array([float(f"{x:.{digits}g}") for x in v])):
+        return []
+    src = merged.assign(_sup=supplied(merged)).groupby("dataset", sort=False)["_sup"]
+    return [d for d, any_sup, all_sup in zip(src.any().index, src.any(), src.all()) if any_sup and not all_sup]
+
+
 def supplied(summary: pd.DataFrame) -> pd.Series:
     """Whether each row of ``summary`` came from a supplement (all False without a :data:`SOURCE` column).
 
@@ -267,4 +299,4 @@ def supplied_note(summary: pd.DataFrame) -> str | None:
 
 
 __all__ = ["RECORDS", "REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied", "supplied_note",
-           "supplied_params"]
+           "supplied_params", "rounded_mixes"]
