@@ -11,7 +11,7 @@ examples:
   python -m bncbench report results/zaidi2017
   python -m bncbench report results/quickstart --out reports/qs --reference NB --pairs TAN:NB KDB-1:NB
   python -m bncbench report results/zaidi2017 --pairs "NB^w:NB" "NB^w:NB^d" --metrics zero_one rmse train_time
-  python -m bncbench report results/zaidi_dbl --supplement docs/reproductions/zaidi_dbl/summary.csv
+  python -m bncbench report results/zaidi_dbl --supplement docs/reproductions/zaidi_dbl_completed/summary.csv
 
 Options given here override the `report:` section of the experiment's config
 (results/<name>/hydra/run/.hydra/config.yaml); see docs/reporting.md.
@@ -39,7 +39,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="config file with a report: section (default: the run's Hydra config)")
     p.add_argument("--supplement", metavar="SUMMARY_CSV",
                    help="another run's summary.csv (a committed report's): its per-dataset means stand for the "
-                        "(dataset, model) pairs the records lack or hold with fewer folds")
+                        "(dataset, model) pairs the records lack or hold with fewer folds, models the records "
+                        "lack included (by the parameters its params column names)")
     p.add_argument("--pairs", nargs="+", metavar="A:B", help="W-D-L pairs, e.g. 'NB^w:NB' (A's wins are counted)")
     p.add_argument("--reference", help="reference model (default: the first generative model)")
     p.add_argument("--metrics", nargs="+", help="W-D-L / geometric-mean metrics (zero_one rmse bias variance train_time ...)")
