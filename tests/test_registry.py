@@ -37,7 +37,7 @@ def test_the_order_of_names_does_not_depend_on_which_module_is_imported_first(fi
 
 
 def test_estimator_keywords_and_constraints_come_from_the_registries():
-    declared = {"structure", "param", "estimator", "random_state", "discretize", "cardinalities"}
+    declared = {"structure", "param", "estimator", "random_state", "discretize", "cardinalities", "missing"}
     for reg in FLAT_KINDS:  # plug-ins of other test modules included: they are keywords too
         for comp in reg:
             declared |= {h.name for h in comp.hyperparameters}
