@@ -288,12 +288,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             X = check_array(X, dtype=None, ensure_all_finite=False)
         validate_data(self, X, reset=False, skip_check_array=True)
         codes = self._codes(X)
-        jll = self.scorer_.log_joint(codes)
-        if getattr(self, "forest_", None) is not None:
-            c = codes[:, self.forest_.columns]
-            gap = ((c < 0) | (c >= self.forest_.cards)).any(axis=1)
-            if gap.any():
-                jll[gap] = self.forest_.log_joint(codes[gap])
+        forest = getattr(self, "forest_", None)
+        gap = forest.missing(codes) if forest is not None else None
+        if gap is None or not gap.any():
+            return self.scorer_.log_joint(codes)
+        jll = np.empty((codes.shape[0], forest.n_classes))
+        jll[gap] = forest.log_joint(codes[gap])          # the exact sum where a value is missing
+        if not gap.all():
+            jll[~gap] = self.scorer_.log_joint(codes[~gap])
         return jll
 
     def predict_log_proba(self, X) -> np.ndarray:

@@ -84,11 +84,21 @@ class Forest:
         ndarray of shape (n, n_classes)
             The marginal log joint (for a complete instance: the network's log joint).
         """
-        local = np.asarray(codes)[:, self.columns].astype(np.int64, copy=True)
-        local[(local < 0) | (local >= self.cards)] = -1
+        local = self._local(codes)
         out = np.empty((local.shape[0], self.n_classes))
         _forest_sum(local, self.order, self.parent, self.cards, self.offsets, self.table, self.prior, out)
         return out
+
+
+    def missing(self, codes: np.ndarray) -> np.ndarray:
+        """Whether each instance has a network attribute's code outside ``[0, card)``: (n,) bool."""
+        return (self._local(codes) < 0).any(axis=1)
+
+    def _local(self, codes: np.ndarray) -> np.ndarray:
+        """The network's columns of ``codes``, a code outside ``[0, card)`` as -1."""
+        local = np.asarray(codes)[:, self.columns].astype(np.int64, copy=True)
+        local[(local < 0) | (local >= self.cards)] = -1
+        return local
 
 
 def forest_of(scorer, what: str = "this model") -> Forest:
@@ -123,15 +133,12 @@ def forest_of(scorer, what: str = "this model") -> Forest:
             raise BNCBenchError(
                 f"missing='marginalize' sums exactly over networks whose attributes have at most one attribute "
                 f"parent (NB, TAN, KDB-1); attribute {int(columns[i])} of {what} has {len(pa)}")
-        pcard = 1
-        grid = np.zeros((cards[i], a), dtype=np.int64)
-        grid[:, i] = np.arange(cards[i])
+        p = parent[i] = int(pa[0]) if pa else -1
+        pcard = int(cards[p]) if pa else 1
+        grid = np.zeros((pcard * cards[i], a), dtype=np.int64)     # every (parent value, value)
+        grid[:, i] = np.tile(np.arange(cards[i]), pcard)
         if pa:
-            p = int(pa[0])
-            parent[i], pcard = p, int(cards[p])
-            grid = np.zeros((pcard * cards[i], a), dtype=np.int64)
             grid[:, p] = np.repeat(np.arange(pcard), cards[i])
-            grid[:, i] = np.tile(np.arange(cards[i]), pcard)
         blocks.append(np.asarray(potentials(i, grid), dtype=np.float64).reshape(pcard * int(cards[i]) * Y))
     offsets = np.zeros(a + 1, np.int64)
     offsets[1:] = np.cumsum([b.size for b in blocks])

@@ -201,8 +201,6 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
         if unknown:
             log(f"bncbench: report: the supplement's models {', '.join(unknown)} are not in the records and it does "
                 f"not name their parameters: left out")
-        if wanted:
-            summary = summary[summary["model"].isin(list(wanted))]
     if overrides.get("models"):
         missing = [m for m in overrides["models"] if m not in set(summary["model"])]
         if missing:
