@@ -14,7 +14,8 @@ from bncbench.components import ESTIMATORS
 from bncbench.errors import BNCBenchError
 from bncbench.estimators import EnsembleScorer, estimate
 from bncbench.estimators import subset_rows as sr
-from bncbench.estimators.ande import AnDEScorer
+from bncbench.estimators import ande as ande_module
+from bncbench.estimators.ande import AnDEScorer, AnDETables
 from bncbench.estimators.anje import AnJEScorer
 from bncbench.estimators.mestimate import M_GRID, fit_mestimate
 from bncbench.store import load_results
@@ -172,6 +173,71 @@ def test_vectorized_estimates_equal_fitting_every_member(ensemble, n, lookup_pat
     np.testing.assert_allclose(fast.log_prior(), slow.log_prior(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+@pytest.mark.parametrize("n,min_count", [(1, 1), (1, 0), (1, 30), (2, 1), (2, 0)])
+@pytest.mark.parametrize("m", [1.0, 0.0])
+def test_ande_products_equal_sums_of_logs(n_classes, n, min_count, m):
+    """The kernel multiplies probabilities where no product can underflow and adds logs otherwise: the
+    two give the same log joint (lanes of 2, 4 and 8 classes; unseen parents, unknown values, the
+    frequency limit's naive Bayes fallback, and m = 0's zero probabilities)."""
+    rng = np.random.default_rng(11)
+    cards = np.array([3, 2, 4, 3, 5, 2, 3])
+    X = rng.integers(0, cards, size=(700, 7))
+    X[X[:, 4] == 4, 4] = 3  # value 4 of x4 never seen in training: no row
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.integers(0, 2, 700)) % n_classes
+    tables = AnDETables(SubsetMembers("ande", 7, n), cards, n_classes, min_count).fit(X, y)
+    test = rng.integers(-1, cards, size=(400, 7))  # unknown values (-1) and x4 = 4
+    lin, log = tables.log_tables(m, linear=True), tables.log_tables(m, linear=False)
+    assert lin["linear"] and not log["linear"]
+    assert tables.log_tables(m)["linear"] == (m > 0)  # these products are safe; m = 0 always takes logs
+    with np.errstate(divide="ignore"):
+        got, expected = tables.log_joint(test, m, lin), tables.log_joint(test, m, log)
+    assert np.isfinite(expected).any() and (m > 0 or np.isinf(expected).any())
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_ande_takes_logs_where_products_would_underflow():
+    """800 ternary attributes: one SPODE's product is about 3^-800 = 1e-382, below the smallest double.
+    The automatic choice takes logs and gives what the forced log path does; forced products lose
+    every instance (0, or a subnormal's few digits)."""
+    rng = np.random.default_rng(12)
+    cards = np.full(800, 3)
+    X = rng.integers(0, 3, size=(200, 800))
+    y = rng.integers(0, 2, 200)
+    tables = AnDETables(SubsetMembers("ande", 800, 1), cards, 2, 1).fit(X, y)
+    auto = tables.log_tables(1.0)
+    assert not auto["linear"]
+    test = rng.integers(0, 3, size=(20, 800))
+    expected = tables.log_joint(test, 1.0, tables.log_tables(1.0, linear=False))
+    assert np.isfinite(expected).all() and expected.max() < -800
+    np.testing.assert_array_equal(tables.log_joint(test, 1.0, auto), expected)
+    with np.errstate(divide="ignore"):
+        forced = tables.log_joint(test, 1.0, tables.log_tables(1.0, linear=True))
+    assert not np.isclose(forced, expected, rtol=1e-6).any()
+
+
+def test_a1de_pair_counts_equal_counting_every_parent(lookup_paths):
+    """A1DE counts each pair of attributes once and mirrors it: the same table as counting every parent
+    subset (a value never seen in training has no row; every lookup path)."""
+    rng = np.random.default_rng(13)
+    cards = np.array([3, 40, 2, 5, 4])  # x1: 40 values, few seen (binary search unless the map is dense)
+    X = rng.integers(0, cards, size=(500, 5))
+    X[:, 1] = rng.choice([0, 7, 39], size=500)
+    X[X[:, 3] == 2, 3] = 1
+    y = rng.integers(0, 3, 500)
+    tables = AnDETables(SubsetMembers("ande", 5, 1), cards, 3, 1).fit(X, y)
+    codes = sr.compact_codes(X, cards)
+    cols = ande_module._columns(codes, tables.att_off, y, 3, -1)
+    every = ande_module._child_counts(sr.transposed(codes), *tables.rows.arrays(), cols, int(cards.sum()) * 3,
+                                      tables.rows.n_rows)
+    np.testing.assert_array_equal(tables.child_counts.reshape(tables.rows.n_rows, -1), every)
+    # and by hand: N(x1 = 7, y = 2, x3 = 4) in the row of x3 = 4 (parent) and of x1 = 7 (mirrored)
+    n = int(((X[:, 1] == 7) & (X[:, 3] == 4) & (y == 2)).sum())
+    assert n > 0
+    row3, row1 = tables.rows.lookup(codes[(X[:, 3] == 4) & (X[:, 1] == 7)][:1])[0, [3, 1]]
+    assert tables.child_counts[row3, tables.att_off[1] + 7, 2] == n == tables.child_counts[row1, tables.att_off[3] + 4, 2]
+
+
 def test_anje_factor_rows_make_its_log_joint(lookup_paths):
     X, y, cards = _random_codes(4, n=300, cards=(3, 5, 4, 3, 2, 6))
     scorer = BNClassifier(structure="anje", n=3, m=1.0, cardinalities=cards).fit(X, y).scorer_
@@ -245,3 +311,19 @@ def test_ensemble_rules_are_checked():
         EnsembleScorer([object()], "geometrc", np.ones(1))
     with pytest.raises(BNCBenchError, match="0 member"):
         EnsembleScorer([], "geometric", np.ones(0))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8, np.uint64, np.float64])
+def test_compact_codes_keep_codes_in_range_and_mark_the_rest(dtype):
+    rng = np.random.default_rng(14)
+    cards = np.array([3, 200, 40000, 2])
+    low = 0 if np.dtype(dtype).kind == "u" else -3
+    X = rng.integers(low, 120 if dtype in (np.int8, np.uint8) else 50000, size=(60, 4)).astype(dtype)
+    Xf = X.astype(np.float64)
+    want = np.where((Xf >= 0) & (Xf < cards), Xf, -1).astype(np.int64)
+    for cols, kind in ((slice(None), np.int32), (slice(0, 2), np.int16), (slice(0, 1), np.int8)):
+        out = sr.compact_codes(X[:, cols], cards[cols])
+        assert out.dtype == kind and out.flags.c_contiguous
+        np.testing.assert_array_equal(out, want[:, cols])
+    with pytest.raises(BNCBenchError, match="codes of 4 attributes"):
+        sr.compact_codes(X[:, :3], cards)

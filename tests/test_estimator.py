@@ -94,3 +94,42 @@ def test_bad_fit_input_is_a_clear_error():
         BNClassifier().fit(np.zeros((0, 2), dtype=int), [])
     with pytest.raises(BNCBenchError, match="'param' parameter of BNClassifier must be a str among"):
         BNClassifier(param="bogus").fit(np.zeros((2, 2), dtype=int), [0, 1])
+
+
+@pytest.mark.parametrize("y", [
+    np.array([3, -2, 3, 7, -2]), np.array([250, 3, 3], dtype=np.uint8), np.array([-128, 127, 0], dtype=np.int8),
+    np.array([10**12, 5, 5]),  # a range too wide to count: sorted by np.unique
+    np.array([1, 0, 1], dtype=np.int16), np.array(["b", "a", "b"]), np.array([True, False, True]),
+])
+def test_labels_are_coded_as_numpy_unique_codes_them(y):
+    from bncbench.classifier import _class_codes
+
+    classes, codes = _class_codes(y)
+    want_classes, want_codes = np.unique(y, return_inverse=True)
+    assert classes.dtype == want_classes.dtype and codes.dtype == want_codes.dtype
+    np.testing.assert_array_equal(classes, want_classes)
+    np.testing.assert_array_equal(codes, want_codes)
+
+
+def test_log_probabilities_are_the_joint_normalized_and_uniform_where_every_class_is_impossible():
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 4))
+    y = (X[:, 0] + rng.integers(0, 2, 300)) % 3
+    test = rng.integers(0, 4, size=(200, 4))  # code 3 never seen in training: with m = 0 every class has P = 0
+    for m in (1.0, 0.0):
+        clf = BNClassifier(structure="tan", m=m, cardinalities=[4, 4, 4, 4]).fit(X, y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            jll = clf._joint_log_likelihood(test)
+            dead = ~np.isfinite(jll).any(axis=1)
+            expected = jll - logsumexp(jll, axis=1, keepdims=True)
+            got = clf.predict_log_proba(test)
+        assert got.flags.c_contiguous and got.shape == (200, 3)
+        assert dead.any() == (m == 0)
+        np.testing.assert_allclose(got[~dead], expected[~dead], rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(got[dead], np.log(1 / 3))
+    # far below exp's range (|log joint| of thousands: hundreds of attributes), one class impossible
+    jll = np.array([[-1e4, -1e4 - 1.0, -np.inf], [-5e3, -7e3, -5e3 - 30.0]])
+    clf._joint_log_likelihood = lambda X: jll.copy()
+    np.testing.assert_allclose(clf.predict_log_proba(None), jll - logsumexp(jll, axis=1, keepdims=True), rtol=1e-13)

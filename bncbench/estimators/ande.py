@@ -16,9 +16,15 @@ ignored: as a child it contributes nothing, a parent subset containing it is lef
 
 Tables: per seen parent combination (a row of
 :class:`~bncbench.estimators.subset_rows.SubsetRows`) the counts ``N(x_i, y, x_alpha)`` of every
-attribute value and class, ``(R, sum_i |X_i|, |Y|)``; their log m-estimates are computed once per m
-(classes padded to a multiple of :data:`LANES`). Memory: ``R sum_i |X_i| |Y|`` times 4 bytes (counts)
-plus 8 (estimates), at most :data:`MAX_TABLE_ENTRIES` entries.
+attribute value and class, ``(R, sum_i |X_i|, |Y|)``; their m-estimates are computed once per m
+(classes padded to :func:`lanes`). Memory: ``R sum_i |X_i| |Y|`` times 4 bytes (counts) plus 8
+(estimates), at most :data:`MAX_TABLE_ENTRIES` entries. For A1DE every pair of attributes is
+counted once and its table mirrored (:func:`_pair_child_counts`).
+
+Prediction multiplies probabilities (no ``exp`` per instance and parent subset) wherever no product
+of the tables' smallest estimates can underflow (:func:`products_are_safe`; m > 0), and adds logs
+with a running log-sum-exp otherwise (many attributes). The two agree to rounding
+(``tests/test_anjde.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
+from bncbench.counts import find_sorted
 from bncbench.errors import BNCBenchError
 from bncbench.estimators.base import SubsetScorer
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
@@ -37,7 +44,8 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 LANES = 4
-"""Classes are summed four at a time (independent sums: the adds of one instance do not wait for each other)."""
+"""Classes are combined four at a time, two for two classes (:func:`lanes`): independent chains of
+operations, so that the factors of one instance do not wait for each other."""
 MAX_TABLE_ENTRIES = 1 << 29
 """Largest conditional table (seen parent combinations x attribute values x padded classes, 4 GiB of
 float64) an AnDE may build; beyond it the fit is a clear error rather than an out-of-memory."""
@@ -45,8 +53,44 @@ NO_CLASS = np.zeros(0, dtype=np.int64)
 """The ``y`` of :func:`_columns` for columns without the class."""
 
 
-def _padded(n_classes: int) -> int:
-    return -(-int(n_classes) // LANES) * LANES
+LOG_TINY = float(np.log(np.finfo(float).tiny))
+"""The log of the smallest normal double: a product of probabilities whose log stays above it does not underflow."""
+
+
+def lanes(n_classes: int) -> int:
+    """The classes of the tables padded for the kernels: 2 for up to two classes, else a multiple of :data:`LANES`."""
+    return 2 if n_classes <= 2 else -(-int(n_classes) // LANES) * LANES
+
+
+def products_are_safe(log_cond: np.ndarray, log_joint: np.ndarray, log_unseen_child: np.ndarray,
+                      att_off: np.ndarray) -> bool:
+    """Whether every product of a joint estimate and one conditional estimate per attribute stays a normal double.
+
+    A lower bound of every instance's product: the smallest ``log P(y, x_alpha)`` plus, per attribute, the
+    smallest of its conditional estimates (any row, value, class) and its unseen-parent estimate. Partial
+    products are at least the whole (every factor is at most 1), so none underflows either.
+
+    Parameters
+    ----------
+    log_cond : ndarray of shape (R, C, Y)
+        ``log P(x_i | y, x_alpha)``, finite, columns in attribute order.
+    log_joint : ndarray of shape (R + S, Y)
+        ``log P(y, x_alpha)``, finite.
+    log_unseen_child : ndarray of shape (a,)
+        The estimate of a child under an unseen parent combination.
+    att_off : ndarray of int, shape (a,)
+        First column of every attribute in ``log_cond``.
+
+    Returns
+    -------
+    bool
+        True when the bound is above :data:`LOG_TINY`.
+    """
+    if log_cond.size == 0:
+        return False
+    per_value = log_cond.min(axis=0).min(axis=1)  # (numpy's reduction over (0, 2) at once was 5x slower)
+    per_attribute = np.minimum(np.minimum.reduceat(per_value, att_off), log_unseen_child)
+    return bool(per_attribute.sum() + log_joint.min(initial=0.0) > LOG_TINY)
 
 
 class AnDETables:
@@ -128,7 +172,7 @@ class AnDETables:
         BNCBenchError
             If ``X`` does not have one column per attribute, a code is outside ``[0, card)``, or
             the conditional table (seen parent combinations x attribute values x classes padded
-            to a multiple of :data:`LANES`) would exceed :data:`MAX_TABLE_ENTRIES` entries.
+            to :func:`lanes`) would exceed :data:`MAX_TABLE_ENTRIES` entries.
         """
         y = np.asarray(y, dtype=np.int64)
         Y = self.n_classes
@@ -137,51 +181,69 @@ class AnDETables:
         self.n = float(y.shape[0])
         self.rows = SubsetRows.fit(codes, y, self.cards, Y, self.members.subsets)
         C = int(self.cards.sum())
-        if self.rows.n_rows * C * _padded(Y) > MAX_TABLE_ENTRIES:
+        if self.rows.n_rows * (C + 1) * lanes(Y) > MAX_TABLE_ENTRIES:
             raise BNCBenchError(
                 f"A{self.members.n}DE on these data needs tables of {self.rows.n_rows:,} parent combinations x "
                 f"{C} attribute values x {Y} classes, more than {MAX_TABLE_ENTRIES:,} entries; use a smaller n")
-        cols = _columns(codes, self.att_off, y, Y)
-        self.child_counts = _child_counts(transposed(codes), *self.rows.arrays(), cols, C * Y,
-                                          self.rows.n_rows).reshape(-1, C, Y)
-        self.nb_counts = np.bincount(cols[cols >= 0], minlength=C * Y).reshape(C, Y)
+        cols = _columns(codes, self.att_off, y, Y, -1)
+        subsets = self.members.subsets
+        if subsets.shape[1] == 1 and np.array_equal(subsets[:, 0], np.arange(len(self.cards))):
+            counts = _pair_child_counts(transposed(codes), *self.rows.arrays(), cols, C * Y, self.rows.n_rows,
+                                        self.att_off, self.cards, Y)
+        else:
+            counts = _child_counts(transposed(codes), *self.rows.arrays(), cols, C * Y, self.rows.n_rows)
+        self.child_counts = counts.reshape(-1, C, Y)
+        self.nb_counts = np.bincount(cols.ravel(), minlength=C * Y).reshape(C, Y)  # training codes are in range
         self.row_total = self.rows.counts.sum(axis=1)
         return self
 
-    def log_tables(self, m: float) -> dict:
-        """The log m-estimates for ``m``: joint (R + S, Y; unseen rows last), conditionals (R, C, Y padded to
-        a multiple of :data:`LANES`), NB's (C, Y).
+    def log_tables(self, m: float, linear: bool | None = None) -> dict:
+        """The m-estimates for ``m`` as the prediction kernel reads them: joint (R + S, Y; unseen rows last),
+        conditionals (R, C + 1, :func:`lanes`), NB's (C, Y); probabilities or their logs.
 
         Parameters
         ----------
         m : float
             Prior mass of the m-estimates (>= 0; 0 gives maximum likelihood, ``-inf`` for zero counts).
+        linear : bool, optional
+            Probabilities (True) or logs (False) in ``joint``, ``cond`` and ``unseen_child``. By default
+            probabilities where no product can underflow (:func:`products_are_safe`, with m > 0).
 
         Returns
         -------
-        dict of str to ndarray
-            ``joint`` (R + S, Y): ``log P(y, x_alpha)`` of every seen row, then of one unseen row per
-            subset; ``cond`` (R, C, Yp), ``Yp`` = Y rounded up to a multiple of :data:`LANES`:
-            ``log P(x_i | y, x_alpha)`` in ``cond[:, :, :Y]``, zeros in the padding (and where
-            ``N(y, x_alpha) = 0`` with ``m = 0``); ``nb`` (C, Y): naive Bayes' ``log P(x_i | y)``;
-            ``prior`` (Y,): ``log P(y)``; ``unseen_child`` (a,): ``log(1 / |X_i|)``, the estimate of a
-            child under an unseen parent combination (zeros when ``m = 0``).
+        dict
+            ``linear`` (bool): which of the two; ``joint`` (R + S, Y): ``P(y, x_alpha)`` of every seen row,
+            then of one unseen row per subset; ``cond`` (R, C + 1, Yp), ``Yp`` = :func:`lanes` (Y):
+            ``P(x_i | y, x_alpha)`` in ``cond[:, :C, :Y]``, the neutral factor (1, or 0 in logs) in the
+            padding, in the last column (an unknown value's), in the columns of the row's own
+            subset (not children: every attribute's column can be read) and where ``N(y, x_alpha) = 0``
+            with ``m = 0``; ``unseen_child`` (a,): ``1 / |X_i|``, the estimate of a child under an
+            unseen parent combination (neutral when ``m = 0``). In logs always: ``nb`` (C, Y), naive
+            Bayes' ``log P(x_i | y)``, and ``prior`` (Y,), ``log P(y)``.
         """
-        Y, rows = self.n_classes, self.rows
+        Y, rows, C = self.n_classes, self.rows, int(self.cards.sum())
         m_card = np.repeat(m / self.cards, self.cards)  # m / |X_i| of every column (attribute value)
         joint = rows.log_mestimates(m / (Y * rows.space.astype(float)), np.full(Y, self.n + m))
         with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf, 0/0 never read
-            padded = np.zeros((rows.n_rows, len(m_card), _padded(Y)))  # in place: one table of this size
-            cond = padded[:, :, :Y]
+            padded = np.zeros((rows.n_rows, C + 1, lanes(Y)))  # in place: one table of this size
+            cond = padded[:, :C, :Y]
             cond[...] = self.child_counts
             cond += m_card[None, :, None]
             cond /= (rows.counts + m)[:, None, :]
             np.log(cond, out=cond)
             nb = np.log((self.nb_counts + m_card[:, None]) / (self.class_counts + m)[None, :])
             prior = np.log((self.class_counts + m / Y) / (self.n + m))
-        cond[np.isnan(cond)] = 0.0  # 0/0 where N(y, x_alpha) = 0 with m = 0: P(y, x_alpha) = 0 there, never read
+        if m == 0:
+            cond[np.isnan(cond)] = 0.0  # 0/0 where N(y, x_alpha) = 0: P(y, x_alpha) = 0 there
         unseen_child = np.log(1.0 / self.cards) if m > 0 else np.zeros(len(self.cards))
-        return {"joint": joint, "cond": padded, "nb": nb, "prior": prior, "unseen_child": unseen_child}
+        _neutral_parents(padded, rows.subsets, rows.row_start, self.att_off, self.cards)
+        if linear is None:
+            linear = m > 0 and products_are_safe(cond, joint, unseen_child, self.att_off)
+        if linear:
+            np.exp(padded, out=padded)
+            joint, unseen_child = np.exp(joint), np.exp(unseen_child)
+        return {"linear": bool(linear), "joint": joint, "cond": padded, "nb": nb, "prior": prior,
+                "unseen_child": unseen_child}
 
     def log_joint(self, X: np.ndarray, m: float, tables: dict | None = None) -> np.ndarray:
         """``log P(y, x)`` (the frequency-limited mean of the SPnDEs) of every instance and class: (N, Y).
@@ -208,9 +270,10 @@ class AnDETables:
         """
         t = self.log_tables(m) if tables is None else tables
         codes = compact_codes(X, self.cards)
+        unknown = t["cond"].shape[1] - 1  # the neutral column
         return _ande_log_joint(transposed(codes), *self.rows.arrays(), self.rows.n_rows, self.row_total, self.min_count,
                                t["joint"], t["cond"], t["unseen_child"], t["nb"], t["prior"],
-                               _columns(codes, self.att_off, NO_CLASS, 1))
+                               _columns(codes, self.att_off, NO_CLASS, 1, unknown), t["linear"])
 
     def n_parameters(self) -> int:
         """Free parameters: per subset ``min(R Y, Y |X_alpha| - 1)`` for ``P(y, x_alpha)``, plus per seen row
@@ -292,9 +355,9 @@ class AnDEScorer(SubsetScorer):
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns(codes, att_off, y, n_classes):  # pragma: no cover - compiled
+def _columns(codes, att_off, y, n_classes, unknown):  # pragma: no cover - compiled
     """Per instance and attribute the table column ``att_off[i] + x_i``, or ``(att_off[i] + x_i) * n_classes + y``
-    when ``y`` has an entry per instance (a (value, class) table); -1 for an unknown value. (N, a) int32.
+    when ``y`` has an entry per instance (a (value, class) table); ``unknown`` for an unknown value. (N, a) int32.
 
     The kernels read these rather than add the offsets in their inner loops (measured faster).
     """
@@ -305,7 +368,7 @@ def _columns(codes, att_off, y, n_classes):  # pragma: no cover - compiled
         for i in range(a):
             x = codes[r, i]
             if x < 0:
-                out[r, i] = -1
+                out[r, i] = unknown
             elif with_class:
                 out[r, i] = (att_off[i] + x) * n_classes + y[r]
             else:
@@ -326,24 +389,81 @@ def _child_counts(codes_t, subsets, strides, row_start, keys, dense_off, dense_m
             row = kb[r]
             if row < 0:
                 continue
+            counts = out[row]
+            cr = cols[r]
             for i in range(a):
-                col = cols[r, i]
+                col = cr[i]
                 if col >= 0:
-                    out[row, col] += 1
+                    counts[col] += 1
     return out
 
 
 @numba.njit(cache=True, nogil=True)
-def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, row_total, min_count,
-                    joint, cond, unseen_child, nb, prior, cols):  # pragma: no cover - compiled
-    """The frequency-limited log mean of the SPnDEs; ``cols``: :func:`_columns` without the class.
+def _pair_child_counts(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, cols, T, R, att_off, cards,
+                       n_classes):  # pragma: no cover - compiled
+    """A1DE's :func:`_child_counts` (subset ``s`` is attribute ``s``), each pair of attributes counted once.
 
-    Subset-outer (the subset's rows of ``cond`` stay in cache while every instance reads them),
-    with a running log-sum-exp per instance and class.
+    ``N(x_i, y, x_p)`` is counted for ``i >= p`` (the parent's own column included) and mirrored into the
+    rows of ``i`` for ``i < p``: half the increments. A value never seen in training has no row, and no count
+    to mirror.
+    """
+    a, N = codes_t.shape
+    out = np.zeros((R, T), dtype=np.int32)
+    kb = np.empty(N, dtype=np.int64)
+    bad = np.empty(N, dtype=codes_t.dtype)
+    for p in range(a):
+        rows_in_subset(codes_t, p, subsets, strides, row_start, keys, dense_off, dense_map, kb, bad)
+        for r in range(N):
+            row = kb[r]
+            if row < 0:
+                continue
+            counts = out[row]
+            later = cols[r, p:]  # (this form compiles to a loop twice as fast as indexing cols[r, i] from p)
+            for t in range(a - p):
+                col = later[t]
+                if col >= 0:
+                    counts[col] += 1
+    for p in range(1, a):
+        for row in range(row_start[p], row_start[p + 1]):
+            src = (att_off[p] + keys[row]) * n_classes  # the key of a one-attribute subset is its value
+            for i in range(p):
+                for u in range(cards[i]):
+                    mirror = dense_map[dense_off[i] + u] if dense_off[i] >= 0 else \
+                        find_sorted(keys, row_start[i], row_start[i + 1], u)
+                    if mirror < 0:
+                        continue
+                    dst = (att_off[i] + u) * n_classes
+                    for c in range(n_classes):
+                        out[row, dst + c] = out[mirror, src + c]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _neutral_parents(cond, subsets, row_start, att_off, cards):  # pragma: no cover - compiled
+    """Zero (log 1) the columns of a row's own subset attributes in ``cond``: read as the neutral factor."""
+    for s in range(subsets.shape[0]):
+        for j in range(subsets.shape[1]):
+            i = subsets[s, j]
+            for row in range(row_start[s], row_start[s + 1]):
+                for v in range(att_off[i], att_off[i] + cards[i]):
+                    for c in range(cond.shape[2]):
+                        cond[row, v, c] = 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense_map, R, row_total, min_count,
+                    joint, cond, unseen_child, nb, prior, cols, linear):  # pragma: no cover - compiled
+    """The frequency-limited log mean of the SPnDEs; ``cols``: :func:`_columns` without the class, an unknown
+    value in ``cond``'s last (neutral) column; ``joint``, ``cond`` and ``unseen_child`` probabilities when
+    ``linear``, else logs (summed with a running log-sum-exp per instance and class).
+
+    Subset-outer: the subset's rows of ``cond`` stay in cache while every instance reads them. Class lanes
+    are independent chains of products (the operations of one instance do not wait for each other).
     """
     a, N = codes_t.shape
     S, n = subsets.shape
     Y = prior.shape[0]
+    C = cond.shape[1] - 1
     kb = np.empty(N, dtype=np.int64)
     bad = np.empty(N, dtype=codes_t.dtype)
     mx = np.full((N, Y), -np.inf)
@@ -369,40 +489,76 @@ def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense
             if row == -1:
                 if min_count > 0:
                     continue
-                v = 0.0
+                v = 1.0 if linear else 0.0
                 for t in range(nk):
-                    if cols[r, kids[t]] >= 0:
-                        v += unseen_child[kids[t]]
+                    if cols[r, kids[t]] < C:
+                        v = v * unseen_child[kids[t]] if linear else v + unseen_child[kids[t]]
                 for c in range(Y):
-                    acc[c] = joint[R + s, c] + v
-            else:
-                if row_total[row] < min_count:
-                    continue
+                    acc[c] = joint[R + s, c] * v if linear else joint[R + s, c] + v
+            elif row_total[row] < min_count:
+                continue
+            elif linear and Yp == 2:  # the hot path: two chains per class, over alternate attributes
                 tab = cond[row]
+                cr = cols[r]
+                a0 = joint[row, 0]
+                a1 = joint[row, 1] if Y > 1 else 1.0
+                b0 = 1.0
+                b1 = 1.0
+                i = 0
+                while i + 1 < a:
+                    c0 = cr[i]
+                    c1 = cr[i + 1]
+                    a0 *= tab[c0, 0]
+                    a1 *= tab[c0, 1]
+                    b0 *= tab[c1, 0]
+                    b1 *= tab[c1, 1]
+                    i += 2
+                if i < a:
+                    a0 *= tab[cr[i], 0]
+                    a1 *= tab[cr[i], 1]
+                used[r] += 1
+                tot[r, 0] += a0 * b0
+                if Y > 1:
+                    tot[r, 1] += a1 * b1
+                continue
+            elif linear:
+                tab = cond[row]
+                cr = cols[r]
                 for cb in range(0, Yp, 4):
-                    a0 = 0.0
-                    a1 = 0.0
-                    a2 = 0.0
-                    a3 = 0.0
-                    for t in range(nk):
-                        col = cols[r, kids[t]]
-                        if col >= 0:
-                            a0 += tab[col, cb]
-                            a1 += tab[col, cb + 1]
-                            a2 += tab[col, cb + 2]
-                            a3 += tab[col, cb + 3]
+                    a0 = 1.0
+                    a1 = 1.0
+                    a2 = 1.0
+                    a3 = 1.0
+                    for i in range(a):
+                        col = cr[i]
+                        a0 *= tab[col, cb]
+                        a1 *= tab[col, cb + 1]
+                        a2 *= tab[col, cb + 2]
+                        a3 *= tab[col, cb + 3]
                     acc[cb] = a0
                     acc[cb + 1] = a1
                     acc[cb + 2] = a2
                     acc[cb + 3] = a3
                 for c in range(Y):
+                    acc[c] *= joint[row, c]
+            else:
+                tab = cond[row]
+                cr = cols[r]
+                acc[:] = 0.0
+                for i in range(a):
+                    col = cr[i]
+                    for c in range(Yp):
+                        acc[c] += tab[col, c]
+                for c in range(Y):
                     acc[c] += joint[row, c]
             used[r] += 1
             for c in range(Y):
                 v = acc[c]
-                if v == -np.inf:
+                if linear:
+                    tot[r, c] += v
+                elif v == -np.inf:
                     continue
-                if v > mx[r, c]:
+                elif v > mx[r, c]:
                     tot[r, c] = tot[r, c] * np.exp(mx[r, c] - v) + 1.0
                     mx[r, c] = v
                 else:
@@ -414,11 +570,16 @@ def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense
                 out[r, c] = prior[c]
             for i in range(a):
                 col = cols[r, i]
-                if col >= 0:
+                if col < C:
                     for c in range(Y):
                         out[r, c] += nb[col, c]
             continue
         logk = np.log(used[r])
         for c in range(Y):
-            out[r, c] = mx[r, c] + np.log(tot[r, c]) - logk if tot[r, c] > 0 else -np.inf
+            if tot[r, c] <= 0:
+                out[r, c] = -np.inf
+            elif linear:
+                out[r, c] = np.log(tot[r, c]) - logk
+            else:
+                out[r, c] = mx[r, c] + np.log(tot[r, c]) - logk
     return out

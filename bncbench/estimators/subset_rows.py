@@ -53,8 +53,20 @@ def compact_codes(X, cards) -> np.ndarray:
         raise BNCBenchError(f"expected codes of {cards.shape[0]} attributes, got shape {X.shape}")
     top = int(cards.max(initial=1))
     dtype = np.int8 if top <= 127 else np.int16 if top <= 32767 else np.int32
-    X = X.astype(np.int64, copy=False)
-    return np.ascontiguousarray(np.where((X >= 0) & (X < cards), X, -1).astype(dtype))
+    if X.dtype.kind not in "iu":
+        X = X.astype(np.int64)
+    out = np.empty(X.shape, dtype=dtype)
+    _compact(X, cards, out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _compact(X, cards, out):  # pragma: no cover - compiled
+    """``out[r, i] = X[r, i]`` where it is in ``[0, cards[i])``, else -1: one pass (numpy's where took three)."""
+    for r in range(X.shape[0]):
+        for i in range(X.shape[1]):
+            x = X[r, i]
+            out[r, i] = x if x >= 0 and x < cards[i] else -1
 
 
 def transposed(codes: np.ndarray) -> np.ndarray:
