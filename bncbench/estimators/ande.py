@@ -497,31 +497,42 @@ def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense
                     acc[c] = joint[R + s, c] * v if linear else joint[R + s, c] + v
             elif row_total[row] < min_count:
                 continue
-            elif linear and Yp == 2:  # the hot path: two chains per class, over alternate attributes
+            elif linear and Yp == 2:  # the hot path: four chains per class, over every fourth attribute
                 tab = cond[row]
                 cr = cols[r]
                 a0 = joint[row, 0]
                 a1 = joint[row, 1] if Y > 1 else 1.0
                 b0 = 1.0
                 b1 = 1.0
+                d0 = 1.0
+                d1 = 1.0
+                e0 = 1.0
+                e1 = 1.0
                 i = 0
-                while i + 1 < a:
+                while i + 3 < a:
                     c0 = cr[i]
                     c1 = cr[i + 1]
+                    c2 = cr[i + 2]
+                    c3 = cr[i + 3]
                     a0 *= tab[c0, 0]
                     a1 *= tab[c0, 1]
                     b0 *= tab[c1, 0]
                     b1 *= tab[c1, 1]
-                    i += 2
-                if i < a:
+                    d0 *= tab[c2, 0]
+                    d1 *= tab[c2, 1]
+                    e0 *= tab[c3, 0]
+                    e1 *= tab[c3, 1]
+                    i += 4
+                while i < a:
                     a0 *= tab[cr[i], 0]
                     a1 *= tab[cr[i], 1]
+                    i += 1
                 used[r] += 1
-                tot[r, 0] += a0 * b0
+                tot[r, 0] += (a0 * b0) * (d0 * e0)
                 if Y > 1:
-                    tot[r, 1] += a1 * b1
+                    tot[r, 1] += (a1 * b1) * (d1 * e1)
                 continue
-            elif linear:
+            elif linear:  # four classes at a time, two chains each
                 tab = cond[row]
                 cr = cols[r]
                 for cb in range(0, Yp, 4):
@@ -529,16 +540,33 @@ def _ande_log_joint(codes_t, subsets, strides, row_start, keys, dense_off, dense
                     a1 = 1.0
                     a2 = 1.0
                     a3 = 1.0
-                    for i in range(a):
-                        col = cr[i]
-                        a0 *= tab[col, cb]
-                        a1 *= tab[col, cb + 1]
-                        a2 *= tab[col, cb + 2]
-                        a3 *= tab[col, cb + 3]
-                    acc[cb] = a0
-                    acc[cb + 1] = a1
-                    acc[cb + 2] = a2
-                    acc[cb + 3] = a3
+                    b0 = 1.0
+                    b1 = 1.0
+                    b2 = 1.0
+                    b3 = 1.0
+                    i = 0
+                    while i + 1 < a:
+                        c0 = cr[i]
+                        c1 = cr[i + 1]
+                        a0 *= tab[c0, cb]
+                        a1 *= tab[c0, cb + 1]
+                        a2 *= tab[c0, cb + 2]
+                        a3 *= tab[c0, cb + 3]
+                        b0 *= tab[c1, cb]
+                        b1 *= tab[c1, cb + 1]
+                        b2 *= tab[c1, cb + 2]
+                        b3 *= tab[c1, cb + 3]
+                        i += 2
+                    if i < a:
+                        c0 = cr[i]
+                        a0 *= tab[c0, cb]
+                        a1 *= tab[c0, cb + 1]
+                        a2 *= tab[c0, cb + 2]
+                        a3 *= tab[c0, cb + 3]
+                    acc[cb] = a0 * b0
+                    acc[cb + 1] = a1 * b1
+                    acc[cb + 2] = a2 * b2
+                    acc[cb + 3] = a3 * b3
                 for c in range(Y):
                     acc[c] *= joint[row, c]
             else:
