@@ -68,9 +68,9 @@ class _Parts:
 def _class_codes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(y, return_inverse=True)``; integer labels of a small range by counting instead of sorting."""
     if y.dtype.kind in "iu" and y.size:
-        low = int(y.min())
-        span = int(y.max()) - low + 1
-        if span <= 4 * y.size + 1024 and int(y.max()) < 2**62:
+        low, high = int(y.min()), int(y.max())
+        span = high - low + 1
+        if span <= 4 * y.size + 1024 and high < 2**62:
             offset = y.astype(np.intp) - low
             present = np.bincount(offset, minlength=span) > 0
             classes = (np.flatnonzero(present) + low).astype(y.dtype)

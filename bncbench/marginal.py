@@ -89,7 +89,6 @@ class Forest:
         _forest_sum(local, self.order, self.parent, self.cards, self.offsets, self.table, self.prior, out)
         return out
 
-
     def missing(self, codes: np.ndarray) -> np.ndarray:
         """Whether each instance has a network attribute's code outside ``[0, card)``: (n,) bool."""
         return (self._local(codes) < 0).any(axis=1)
