@@ -35,7 +35,7 @@ STRUCTURES = Registry("structure", builtins=(
 ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators.mestimate", "bncbench.estimators.hdp"),
                       doc="generative parameter estimates")
 PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")
-INITS = Registry("init", builtins=("bncbench.parameterizations",), doc="initializations of optimized parameters")
+INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
 BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")

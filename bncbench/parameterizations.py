@@ -1,15 +1,18 @@
-"""Parameterizations and initializations, registered in :data:`~bncbench.components.PARAMETERIZATIONS`
-and :data:`~bncbench.components.INITS`.
+"""Parameterizations, registered in :data:`~bncbench.components.PARAMETERIZATIONS`.
 
 ``generative``  the estimator's parameters as they are;
 ``discriminative``, ``extended``, ``weighted``  parameters optimized by the engine
 (:mod:`bncbench.engine`; Zaidi et al. 2017, Table 2) over the factor layout of the
 estimator's count tables, starting from an initialization, minimizing an objective
 with an optimizer. The component object of an optimized parameterization is its
-:class:`~bncbench.engine.params.ParamMap` class.
+:class:`~bncbench.engine.params.ParamMap` class; :func:`register_optimized` registers one with
+the hyperparameters every optimized parameterization reads (:data:`OPTIMIZED`) and its own.
 """
 
 from __future__ import annotations
+
+import sys
+from typing import Iterable
 
 from bncbench.components import INITS, OBJECTIVES, OPTIMIZERS, PARAMETERIZATIONS
 from bncbench.engine.params import Discriminative, Extended, Weighted
@@ -37,19 +40,45 @@ OPTIMIZED = (INIT, OPTIMIZER, OPTIMIZER_OPTIONS, OBJECTIVE, REG, LAM, REG_SCALE)
 """The hyperparameters every optimized parameterization reads."""
 
 
+
+
+def register_optimized(name: str, *, hyperparameters: Iterable[Hyperparameter] = (), label: str = "",
+                       doc: str | None = None, replace: bool = False, **info):
+    """Decorator registering a :class:`~bncbench.engine.params.ParamMap` class as an optimized parameterization.
+
+    The component reads :data:`OPTIMIZED` (init, optimizer, objective, regularization) and
+    ``hyperparameters``, its own, which the engine passes to the class as keyword arguments
+    after ``(layout, gen, init)`` (:func:`bncbench.engine.params.make_map`).
+
+    Parameters
+    ----------
+    name : str
+        The parameterization's name (``param=NAME``).
+    hyperparameters : iterable of Hyperparameter, default=()
+        The map's own hyperparameters.
+    label, doc, replace, **info
+        As :meth:`bncbench.registry.Registry.register`.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the class unchanged.
+    """
+    own = tuple(hyperparameters)
+    return PARAMETERIZATIONS.register(name, label=label, hyperparameters=(*OPTIMIZED, *own), doc=doc,
+                                      replace=replace, module=sys._getframe(1).f_globals.get("__name__", ""),
+                                      optimized=True, own=tuple(h.name for h in own), **info)
+
+
 @PARAMETERIZATIONS.register("generative", label="", optimized=False,
                             doc="the estimator's generative parameters")
 class Generative:
     """The estimator's parameters as they are (no optimization)."""
 
 
-PARAMETERIZATIONS.register("discriminative", label="^d", hyperparameters=OPTIMIZED, optimized=True,
-                           doc="free log-potentials beta (Zaidi et al. 2017 §3; NB^d is logistic regression)"
-                           )(Discriminative)
-PARAMETERIZATIONS.register("extended", label="^e", hyperparameters=OPTIMIZED, optimized=True,
-                           doc="softmax(beta) per (attribute, class, parent configuration) (ELR; §4)")(Extended)
-PARAMETERIZATIONS.register("weighted", label="^w", hyperparameters=(*OPTIMIZED, LEVEL), optimized=True,
-                           doc="weights on the generative log theta, tied by level (§5)")(Weighted)
-
-INITS.register("zeros", label="", doc="beta = 0, weights = 0")(object())
-INITS.register("generative", label=" (I)", doc="beta = log theta, weights = 1 (the papers' '(I)')")(object())
+register_optimized("discriminative", label="^d",
+                   doc="free log-potentials beta (Zaidi et al. 2017 §3; NB^d is logistic regression)")(Discriminative)
+register_optimized("extended", label="^e",
+                   doc="softmax(beta) per (attribute, class, parent configuration) (ELR; §4)")(Extended)
+register_optimized("weighted", label="^w", hyperparameters=(LEVEL,),
+                   doc="weights on the generative log theta, tied by level (§5)")(Weighted)

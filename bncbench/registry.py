@@ -284,7 +284,7 @@ class Registry:
     # ------------------------------------------------------------ registration
     def register(self, name: str, *, hyperparameters: Iterable[Hyperparameter] = (), label: str = "",
                  doc: str | None = None, check: Callable[[dict], None] | None = None, replace: bool = False,
-                 **info: Any) -> Callable[[Any], Any]:
+                 module: str | None = None, **info: Any) -> Callable[[Any], Any]:
         """Decorator registering ``obj`` under ``name``; returns ``obj`` unchanged.
 
         Parameters
@@ -301,14 +301,16 @@ class Registry:
             ``check(values)``: extra validation of its hyperparameter values (see :class:`Component`).
         replace : bool, default=False
             Replace a component registered under the same name instead of raising.
+        module : str, optional
+            The module registering it (tells built-ins from plug-ins); the module calling
+            ``register`` when None (a registration helper passes its caller's).
         **info
             Kind-specific facts, stored as :attr:`Component.info`.
 
         Returns
         -------
         callable
-            The decorator. Applying it registers the component through :meth:`add`; the module
-            calling ``register`` is recorded as the component's ``module``.
+            The decorator. Applying it registers the component through :meth:`add`.
 
         Raises
         ------
@@ -317,7 +319,7 @@ class Registry:
             hyperparameter's declaration conflicts with another component's of the same name.
         """
 
-        module = sys._getframe(1).f_globals.get("__name__", "")
+        module = module if module is not None else sys._getframe(1).f_globals.get("__name__", "")
 
         def deco(obj):
             self.add(Component(self.kind, name, obj, tuple(hyperparameters), label,
