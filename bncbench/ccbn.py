@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from bncbench.components import INITS, OBJECTIVES, PARAMETERIZATIONS
-from bncbench.engine import Data, Layout, Problem, make_map, optimize
+from bncbench.engine import Data, Layout, Problem, make_map, optimize, validation
 from bncbench.engine.composite import CompositeLayout
 from bncbench.engine.inits import make_init
 from bncbench.engine.optim import ENGINE_KEYS
@@ -218,7 +218,10 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     param, init, optimizer, objective : str
         Names in the registries of :mod:`bncbench.components`.
     optimizer_options : dict, optional
-        Optimizer options (:mod:`bncbench.engine.optim`), engine options included.
+        Optimizer options (:mod:`bncbench.engine.optim`), engine options included; with
+        ``validation_fraction`` (and ``patience``, ``validation_seed``), the fit holds out that
+        stratified fraction of the training rows and returns the iterate of lowest held-out error
+        (:mod:`bncbench.engine.validation`): the parameters are then those of a fit on the rest.
     reg, lam, reg_scale
         Regularization, its strength, and whether ``lam`` is per summed or per mean NLL
         (:func:`effective_lam`).
@@ -239,8 +242,16 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
     layout, gen, cols = factor_layout(scorer, codes, param)
     sub = codes if cols is None else codes[:, cols]
+    held = None
+    if opts.get("validation_fraction") is not None:
+        train, held = validation.split(y_codes, float(opts["validation_fraction"]),
+                                        int(opts.get("validation_seed") or 0))
+        sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
                              reg_scale=reg_scale, objective=objective, **engine, **hyperparameters)
+    if held is not None:
+        problem.monitor = validation.Validation(pmap, design_of(layout, held_codes, engine.get("materialize", False)),
+                                                held_y, int(opts.get("patience") or 10))
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from

@@ -23,6 +23,12 @@ Options (``optimizer_options``), all optional:
 ``max_params`` BFGS: refuse problems with more parameters (default 10000;
               it stores a dense inverse Hessian).
 
+``validation_fraction``, ``patience``, ``validation_seed``  early stopping on a
+              stratified held-out part of the training rows (off by default):
+              every optimizer's :class:`Tracer` scores each iterate there,
+              the fit stops ``patience`` (default 10) iterations after the
+              best and returns it (:mod:`bncbench.engine.validation`).
+
 ``blas_threads`` BLAS threads while optimizing (default 1; ``None`` leaves the
               process setting). The optimizers' own linear algebra works on
               vectors of the parameter count (L-BFGS-B's two-loop recursion),
@@ -50,12 +56,17 @@ import sys
 import time
 from typing import Any
 
+from numbers import Real
+
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
+from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
 from bncbench.engine import checkpoint, lbfgsb
 from bncbench.engine.problem import Problem
+from bncbench.engine.validation import KEYS as VALIDATION_KEYS
+from bncbench.engine.validation import EarlyStop
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer, options
 
@@ -124,24 +135,34 @@ class Tracer:
         self.t0 = time.perf_counter()
         self._logged = 0.0  # ``time`` of the last progress line (the start: none yet)
         self.trace = []
+        problem.tracer = self  # optimize() reads the trace of a run stopped early
 
-    def record(self, x: np.ndarray) -> None:
+    def record(self, x: np.ndarray, **extra) -> None:
         """Append the record of iterate ``x`` (iteration number ``len(trace)``).
 
         ``nll`` comes from the problem's cache when ``x`` was just evaluated (else it is computed and
-        not counted in ``n_fev``); ``time`` is the seconds since the tracer was created.
+        not counted in ``n_fev``); ``time`` is the seconds since the tracer was created. With a
+        validation monitor on the problem (:mod:`bncbench.engine.validation`), its held-out error
+        and NLL are recorded too, and :class:`~bncbench.engine.validation.EarlyStop` is raised once
+        its patience is spent.
 
         Parameters
         ----------
         x : ndarray of shape (n_params,)
             The current iterate.
+        **extra
+            Further fields an optimizer records (e.g. ``flops``).
         """
         p = self.problem
         rec = {"iter": len(self.trace), "nll": float(p.nll(x)), "n_fev": int(p.n_fev),
-               "time": time.perf_counter() - self.t0}
+               "time": time.perf_counter() - self.t0, **extra}
         if p.regularized:
             rec["obj"] = float(rec["nll"] + p._penalty(x)[0])
+        if p.monitor is not None:
+            rec.update(p.monitor(x))
         self.trace.append(rec)
+        if p.monitor is not None and p.monitor.exhausted:
+            raise EarlyStop
         if _PROGRESS is not None and rec["time"] - self._logged >= _PROGRESS[1]:
             self._logged = rec["time"]
             print(f"{_PROGRESS[0]}: iteration {rec['iter']}, objective {rec.get('obj', rec['nll']):.10g}, "
@@ -159,7 +180,7 @@ def _settings(opts: dict, extra: dict) -> dict:
         raise BNCBenchError(f"unknown stop rule {stop!r}; choose one of {', '.join(STOPS)}")
     s = {**STOPS[stop], **extra}
     for k in list(opts):
-        if k in ENGINE_KEYS:
+        if k in ENGINE_KEYS or k in VALIDATION_KEYS:
             opts.pop(k)
         elif k in s:
             s[k] = opts.pop(k)
@@ -492,6 +513,12 @@ _COMMON = (
     _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
     _option("materialize", bool, [bool], "subset models: build the row-index table instead of finding rows on the "
             "fly (memory and speed only; default false)"),
+    _option("validation_fraction", float, [Interval(Real, 0, 1, closed="neither")],
+            "early stopping: hold out this stratified fraction of the training rows and return the iterate of "
+            "lowest held-out error (off by default)"),
+    _option("patience", int, [integer(1)], "early stopping: iterations after the best one before stopping "
+            "(default 10)"),
+    _option("validation_seed", int, [integer(0)], "early stopping: seed of the held-out split (default 0)"),
 )
 OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
     *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),
@@ -545,11 +572,19 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
     run = OPTIMIZERS[name].obj
     opts = dict(options or {})
     threads = opts.pop("blas_threads", 1)
-    if threads is None:
-        return run(problem, np.asarray(x0, dtype=float), opts)
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
         raise BNCBenchError(f"blas_threads must be a positive integer or None, got {threads!r}")
-    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+    with contextlib.ExitStack() as stack:
+        if threads is not None:
+            from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
-    with threadpool_limits(limits=int(threads), user_api="blas"):
-        return run(problem, np.asarray(x0, dtype=float), opts)
+            stack.enter_context(threadpool_limits(limits=int(threads), user_api="blas"))
+        try:
+            out = run(problem, np.asarray(x0, dtype=float), opts)
+        except EarlyStop:
+            out = None
+    monitor = problem.monitor
+    if monitor is None:
+        return out
+    return monitor.best_x, problem.tracer.trace, monitor.best_iter

@@ -46,6 +46,8 @@ class Problem:
         ``c`` of the penalty: 1.0 for ``"l2_one"``, else 0.0.
     n_fev : int
         Full-data evaluations so far.
+    monitor : Validation or None
+        Scores each traced iterate on held-out rows (early stopping); None by default.
     """
 
     def __init__(self, cll: CLL, pmap: ParamMap, reg: str = "none", lam: float = 0.0) -> None:
@@ -75,6 +77,7 @@ class Problem:
         self.reg, self.lam = reg, float(lam)
         self.center = 1.0 if reg == "l2_one" else 0.0
         self.n_fev = 0
+        self.monitor = None  # a validation monitor (bncbench.engine.validation.Validation), set by fit_ccbn
         self._cache = []  # [(x, f, nll, g or None)], most recent last
 
     @property
