@@ -129,3 +129,14 @@ def test_from_the_classifier(small):
     _, _, pmap, problem = _setup(clf.scorer_.base, X, y, "discriminative", 4, reg="rows", lam=0.01)
     _, g = problem.fg(clf.scorer_.x)
     assert np.abs(g).max() < 1e-3
+
+
+def test_from_the_command_line_config():
+    """``param.reg=rows_one`` composes (the typed schema accepts it) and reaches the model's parameters."""
+    from bncbench.app import compose_config
+    from bncbench.models import model_spec
+
+    cfg = compose_config(["structure=anje", "structure.n=2", "param=weighted", "init=zeros", "param.reg=rows_one",
+                          "param.lam=0.01"])
+    spec = model_spec({g: cfg[g] for g in ("structure", "param", "estimator", "init", "optimizer", "objective")})
+    assert spec.params["reg"] == "rows_one" and spec.params["lam"] == 0.01
