@@ -140,3 +140,12 @@ def test_from_the_command_line_config():
                           "param.lam=0.01"])
     spec = model_spec({g: cfg[g] for g in ("structure", "param", "estimator", "init", "optimizer", "objective")})
     assert spec.params["reg"] == "rows_one" and spec.params["lam"] == 0.01
+
+
+def test_minibatch_gradient_of_all_rows_is_the_gradient(small):
+    """``batch_grad`` over every training row (the SGD optimizer's step) is ``fg``'s gradient, penalty included."""
+    X, y, cards = small
+    scorer = BNClassifier(structure="tan", discretize=False, cardinalities=cards).fit(X, y).scorer_
+    _, _, pmap, problem = _setup(scorer, X, y, "weighted", 2, reg="rows_one", lam=0.7, init="generative")
+    x = pmap.x0() + 0.2 * np.random.default_rng(4).standard_normal(pmap.n_params)
+    np.testing.assert_allclose(problem.batch_grad(x, problem.cll.data), problem.fg(x)[1], rtol=1e-12, atol=1e-12)

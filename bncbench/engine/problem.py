@@ -87,7 +87,7 @@ class Problem:
         self.reg, self.lam = reg, float(lam)
         self.center = CENTERS.get(reg, 0.0)
         self.weights = None
-        if reg in ROW_REGS:
+        if reg in ROW_REGS and self.lam > 0:
             self.weights = penalty_weights(cll.data, pmap)
         self.n_fev = 0
         self._cache = []  # [(x, f, nll, g or None)], most recent last
@@ -217,5 +217,6 @@ class Problem:
         _, G = self.cll(self.pmap.phi(x), grad=True, data=batch)
         g = self.pmap.pullback(x, G)
         if self.regularized:
-            g = g + (batch.total / self.cll.data.total) * self._penalty(x)[1]
+            d = x - self.center if self.weights is None else self.weights * (x - self.center)
+            g = g + (batch.total / self.cll.data.total) * self.lam * d
         return g
