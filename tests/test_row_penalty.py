@@ -6,6 +6,8 @@ map and tying level, against a brute-force count over the materialized rows of o
 geometric ensemble and AnJE's subsets; the objective's value; its gradient by finite differences.
 """
 
+from math import comb
+
 import numpy as np
 import pytest
 from test_ccbn import MAPS, _data, _fd_check
@@ -13,6 +15,7 @@ from test_ensemble_engine import _ensemble
 
 from bncbench import BNClassifier
 from bncbench.ccbn import _problem, factor_layout
+from bncbench.engine.loss import Data
 from bncbench.engine.row_penalty import penalty_weights
 
 
@@ -86,10 +89,10 @@ def test_counts_anje_subsets(param, level, n):
     w = problem.weights
     np.testing.assert_array_equal(w, _brute_counts(layout, sub, pmap))
     if level == 4:  # a weight per (subset, value combination, class): N per subset and class in all
-        from math import comb
         assert w.sum() == len(y) * 3 * (1 + comb(6, n))
-        # subset 0's first combination: the rows with exactly those values, whatever their class
-        np.testing.assert_array_equal(w, penalty_weights(problem.cll.data, pmap))
+        # uncompressed data (one design row per instance) give the same counts
+        data = Data.from_design(layout.design(sub), y, 3, compress=False)
+        np.testing.assert_array_equal(penalty_weights(data, pmap), w)
 
 
 @pytest.mark.parametrize("reg", ["rows", "rows_one"])
