@@ -29,7 +29,9 @@ OPTIMIZER_OPTIONS = Hyperparameter("optimizer_options", None, [dict, None],
 OBJECTIVE = Hyperparameter("objective", "cll", [options(OBJECTIVES)], "objective of optimized parameters", str,
                            omit_default=True, from_group="objective")
 REG = Hyperparameter("reg", "none", [options(REGS)],
-                     "regularization: none, lam/2 ||x||^2 (l2) or lam/2 ||x - 1||^2 (l2_one)", str)
+                     "regularization: none, lam/2 ||x||^2 (l2), lam/2 ||x - 1||^2 (l2_one), or the same weighted per "
+                     "parameter by the training rows using it (rows, rows_one: the ALR code's penalty of LR^n/DBL^n)",
+                     str)
 LAM = Hyperparameter("lam", 0.0, [finite(0.0)], "regularization strength", float)
 REG_SCALE = Hyperparameter("reg_scale", "sum", [options(REG_SCALES)],
                            "lam beside the summed NLL (sum) or the mean NLL (mean: the penalty times N)", str,
