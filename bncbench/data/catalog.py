@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from bncbench import settings
+from bncbench import paths, settings
 from bncbench.data.dataset import BIG_THRESHOLD, DBL_BIG_THRESHOLD
 from bncbench.data.formats.common import FORMATS
 from bncbench.errors import BNCBenchError
@@ -62,7 +62,7 @@ def registry_path() -> Path:
     env = settings.registry_file()
     if env is not None:
         return env
-    return Path(__file__).resolve().parents[2] / "datasets" / "registry.yaml"
+    return paths.registry_dir() / "registry.yaml"
 
 
 @functools.lru_cache(maxsize=8)
