@@ -25,8 +25,8 @@ comma-separated module names in the environment variable
 from __future__ import annotations
 
 import importlib
-import os
 
+from bncbench import settings
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Registry
 
@@ -45,7 +45,7 @@ FLAT_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OBJECTIVES)
 """The kinds whose hyperparameters are keywords of :class:`bncbench.BNClassifier` of their own; an
 optimizer's options travel together as its ``optimizer_options``."""
 ALL = (*MODEL_KINDS, BASELINES, EXECUTORS)
-PLUGIN_ENV = "BNCBENCH_PLUGINS"
+PLUGIN_ENV = settings.PLUGINS
 ENTRY_POINT_GROUP = "bncbench.plugins"
 
 _plugins_loaded = False
@@ -60,7 +60,7 @@ def load_plugins() -> None:
     _plugins_loaded = True
     from importlib.metadata import entry_points
 
-    names = [m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(",") if m.strip()]
+    names = settings.plugins()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         names.append(ep.value)
     for name in names:
