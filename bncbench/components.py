@@ -31,7 +31,8 @@ from bncbench.registry import Registry
 
 STRUCTURES = Registry("structure", builtins=(
     "bncbench.structures.nb", "bncbench.structures.tan", "bncbench.structures.kdb", "bncbench.structures.skdb",
-    "bncbench.structures.custom", "bncbench.structures.ande", "bncbench.structures.anje"), doc="structure learners")
+    "bncbench.structures.custom", "bncbench.structures.ande", "bncbench.structures.anje",
+    "bncbench.structures.tan_cr", "bncbench.structures.tan_omi_cr"), doc="structure learners")
 ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators.mestimate", "bncbench.estimators.hdp"),
                       doc="generative parameter estimates")
 PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")

@@ -206,6 +206,52 @@ def _blocked_pair_counts(X, y, cards, n_classes: int, offsets, pairs):
     return out
 
 
+def pair_class_counts(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray,
+                      n_classes: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The counts N(x_i, x_j, y) of every attribute pair i < j, from one compiled pass over the data.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, n)
+        Integer attribute codes; column ``i`` in ``[0, cards[i])``.
+    y : ndarray of shape (N,)
+        Integer class codes in ``[0, n_classes)``.
+    cards : sequence of int or ndarray of shape (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    pairs : list of tuple of int
+        The pairs ``(i, j)``, ``i < j``, in lexicographic order.
+    offsets : ndarray of shape (len(pairs) + 1,)
+        Pair ``k``'s table is ``counts[offsets[k]:offsets[k + 1]]``, shaped ``(cards[i], cards[j], n_classes)``.
+    counts : ndarray of float
+        The flat tables.
+
+    Raises
+    ------
+    ValueError
+        If a code is outside ``[0, card)`` or a class outside ``[0, n_classes)``.
+    """
+    X = np.ascontiguousarray(X, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    cards = np.asarray(cards, dtype=np.int64)
+    N, n = X.shape
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
+    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
+    if counts is None:
+        # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
+        counts = np.zeros(offsets[-1], dtype=np.int32 if N < 2**31 - 1 else np.int64)
+        if not _pair_counts(X, y, cards, int(n_classes), offsets, counts):
+            raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+    return pairs, offsets, counts.astype(float)
+
+
 def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray,
                                    n_classes: int) -> np.ndarray:
     """Symmetric matrix of I(X_i; X_j | Y) in nats (zero diagonal).
@@ -238,17 +284,7 @@ def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
     N, n = X.shape
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
-    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
-    if counts is None:
-        # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
-        counts = np.zeros(offsets[-1], dtype=np.int32 if N < 2**31 - 1 else np.int64)
-        if not _pair_counts(X, y, cards, int(n_classes), offsets, counts):
-            raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
-    counts = counts.astype(float)
+    pairs, offsets, counts = pair_class_counts(X, y, cards, n_classes)
     cmi = np.zeros((n, n))
     ny = np.bincount(y, minlength=n_classes).astype(float)
     h_y = _xlogx_sum(ny)
