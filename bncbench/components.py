@@ -39,7 +39,7 @@ PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), 
 INITS = Registry("init", builtins=("bncbench.parameterizations",), doc="initializations of optimized parameters")
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
-BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")
+BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm"), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors.local", "bncbench.executors.slurm",
                                            "bncbench.executors.dask"), doc="task executors")
 
