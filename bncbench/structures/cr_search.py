@@ -17,7 +17,8 @@ Most instances cannot change their classification: with the current margin
 ``s_ij = max over seen (x_i, x_j) of (max_c D - min_c D)``, the new margin lies in
 ``[mu_n - s_ij, mu_n + s_ij]``. With instances sorted by ``|mu_n|``, only the prefix with
 ``|mu_n| <= s_ij`` is rescored (exactly, by the argmax of ``L + D``); the others keep their status,
-counted from a suffix sum. One compiled kernel scores a batch of candidates this way
+counted from a suffix sum; within the prefix, an instance whose own ``(x_i, x_j)`` spread is below
+its ``|mu_n|`` is skipped too. One compiled kernel scores a batch of candidates this way
 (``tests/test_tan_cr.py`` checks it against refitting :class:`~bncbench.tables.CountTables` on the
 candidate structure).
 """
@@ -90,8 +91,9 @@ class ArcScorer:
         self.delta = np.empty(2 * offsets[-1])
         self.delta_offsets = np.empty(2 * len(self.pairs), dtype=np.int64)
         self.spread = np.empty(2 * len(self.pairs))
+        self.local_spread = np.zeros(2 * offsets[-1] // C)
         _delta_tables(self.pair_counts, offsets, pi, pj, self.cards, C, self.m, self.delta, self.delta_offsets,
-                      self.spread)
+                      self.spread, self.local_spread)
         self.parent = np.full(n, -1, dtype=np.int64)
         self.n_evaluations = 0
 
@@ -146,8 +148,8 @@ class ArcScorer:
         suffix[:-1] = np.cumsum(good[::-1])[::-1]
         oids = self.oid[children, parents]
         out = np.empty(children.size, dtype=np.int64)
-        _score_candidates(self.X, self.y, L, order, absm, suffix, children, parents, oids, self.delta,
-                          self.delta_offsets, self.spread, self.cards, MARGIN_TOL, out)
+        _score_candidates(self.X, self.y, L, order, absm, good, suffix, children, parents, oids, self.delta,
+                          self.delta_offsets, self.spread, self.local_spread, self.cards, MARGIN_TOL, out)
         self.n_evaluations += children.size
         return out
 
@@ -185,8 +187,9 @@ class ArcScorer:
 
 
 @numba.njit(cache=True, nogil=True)
-def _delta_tables(counts, offsets, pi, pj, cards, C, m, delta, doff, spread):  # pragma: no cover - compiled
-    """Fill ``delta`` with D of both arcs of every pair, and each arc's spread over seen (x_i, x_j)."""
+def _delta_tables(counts, offsets, pi, pj, cards, C, m, delta, doff, spread, lspread):  # pragma: no cover
+    """Fill ``delta`` with D of both arcs of every pair, each arc's spread over seen (x_i, x_j), and
+    ``lspread`` with the spread ``max_c D - min_c D`` of every (x_i, x_j) (at ``delta``'s index / C)."""
     for k in range(pi.shape[0]):
         i, j = pi[k], pj[k]
         ci, cj = cards[i], cards[j]
@@ -227,6 +230,8 @@ def _delta_tables(counts, offsets, pi, pj, cards, C, m, delta, doff, spread):  #
                     delta[o2 + (b * ci + a) * C + c] = d2
                     lo1, hi1 = min(lo1, d1), max(hi1, d1)
                     lo2, hi2 = min(lo2, d2), max(hi2, d2)
+                lspread[(o1 + (a * cj + b) * C) // C] = hi1 - lo1
+                lspread[(o2 + (b * ci + a) * C) // C] = hi2 - lo2
                 if seen > 0:
                     s1 = max(s1, hi1 - lo1)
                     s2 = max(s2, hi2 - lo2)
@@ -235,8 +240,8 @@ def _delta_tables(counts, offsets, pi, pj, cards, C, m, delta, doff, spread):  #
 
 
 @numba.njit(cache=True, nogil=True)
-def _score_candidates(X, y, L, order, absm, suffix, children, parents, oids, delta, doff, spread, cards, tol,
-                      out):  # pragma: no cover - compiled
+def _score_candidates(X, y, L, order, absm, good, suffix, children, parents, oids, delta, doff, spread, lspread,
+                      cards, tol, out):  # pragma: no cover - compiled
     C = L.shape[1]
     for q in range(children.shape[0]):
         i, j, o = children[q], parents[q], oids[q]
@@ -247,6 +252,9 @@ def _score_candidates(X, y, L, order, absm, suffix, children, parents, oids, del
         for t in range(p):
             r = order[t]
             row = base + (X[r, i] * cj + X[r, j]) * C
+            if absm[t] > lspread[row // C] + tol:  # this instance's (x_i, x_j) cannot flip it
+                cnt += good[t]
+                continue
             best = 0
             bv = L[r, 0] + delta[row]
             for c in range(1, C):
