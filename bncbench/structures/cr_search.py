@@ -65,6 +65,7 @@ class ArcScorer:
     def __init__(self, X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_classes: int,
                  m: float = 1.0) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.int64)
+        self.XT = np.ascontiguousarray(self.X.T, dtype=np.int32)  # per attribute, for the kernel
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = C = int(n_classes)
@@ -148,8 +149,15 @@ class ArcScorer:
         suffix[:-1] = np.cumsum(good[::-1])[::-1]
         oids = self.oid[children, parents]
         out = np.empty(children.size, dtype=np.int64)
-        _score_candidates(self.X, self.y, L, order, absm, good, suffix, children, parents, oids, self.delta,
-                          self.delta_offsets, self.spread, self.local_spread, self.cards, MARGIN_TOL, out)
+        # only the instances some candidate may flip, their columns copied contiguous in |margin| order
+        top = order[: np.searchsorted(absm, self.spread[oids].max(initial=0.0) + MARGIN_TOL, side="right")]
+        cols = np.unique(np.concatenate([children, parents]))
+        colmap = np.full(self.cards.size, -1, dtype=np.int64)
+        colmap[cols] = np.arange(cols.size)
+        Xs = self.XT[cols][:, top]
+        _score_candidates(Xs, colmap, self.y[top], np.ascontiguousarray(L[top]), absm, good, suffix, children,
+                          parents, oids, self.delta, self.delta_offsets, self.spread, self.local_spread, self.cards,
+                          MARGIN_TOL, out)
         self.n_evaluations += children.size
         return out
 
@@ -240,28 +248,34 @@ def _delta_tables(counts, offsets, pi, pj, cards, C, m, delta, doff, spread, lsp
 
 
 @numba.njit(cache=True, nogil=True)
-def _score_candidates(X, y, L, order, absm, good, suffix, children, parents, oids, delta, doff, spread, lspread,
+def _score_candidates(Xs, colmap, ys, Ls, absm, good, suffix, children, parents, oids, delta, doff, spread, lspread,
                       cards, tol, out):  # pragma: no cover - compiled
-    C = L.shape[1]
+    """Per candidate: the instances it cannot flip from the suffix sum, the others rescored.
+
+    ``Xs[colmap[a], t]``, ``ys[t]`` and ``Ls[t]`` are the code of attribute ``a``, the class and the
+    log joint of the instance of rank ``t`` in increasing |margin| (``absm[t]``).
+    """
+    C = Ls.shape[1]
     for q in range(children.shape[0]):
         i, j, o = children[q], parents[q], oids[q]
         p = np.searchsorted(absm, spread[o] + tol, side="right")
         cnt = suffix[p]
         cj = cards[j]
         base = doff[o]
+        xi = Xs[colmap[i]]
+        xj = Xs[colmap[j]]
         for t in range(p):
-            r = order[t]
-            row = base + (X[r, i] * cj + X[r, j]) * C
+            row = base + (xi[t] * cj + xj[t]) * C
             if absm[t] > lspread[row // C] + tol:  # this instance's (x_i, x_j) cannot flip it
                 cnt += good[t]
                 continue
             best = 0
-            bv = L[r, 0] + delta[row]
+            bv = Ls[t, 0] + delta[row]
             for c in range(1, C):
-                v = L[r, c] + delta[row + c]
+                v = Ls[t, c] + delta[row + c]
                 if v > bv:
                     bv = v
                     best = c
-            if best == y[r]:
+            if best == ys[t]:
                 cnt += 1
         out[q] = cnt
