@@ -22,7 +22,8 @@ it the problem has no minimizer on separable data (sending the log-probability o
 seen with a class to ``-inf`` makes every margin, hence ``gamma``, unbounded, and the objective
 only tends to 0); the paper replaces zero probabilities by a small ``epsilon`` for the same reason.
 
-The problem is handed to cvxpy with the Clarabel interior-point solver (the paper used IPOPT).
+The problem is handed to cvxpy with the Clarabel interior-point solver (the paper used IPOPT),
+and to SCS when Clarabel stops without progress.
 After solving, the sub-normalized parameters are renormalized without changing ``P(c | x)``: each
 attribute table's mass ``s_{i,c} = sum_v exp(w_{i,c,v})`` is divided out and moved into the class
 prior (``theta_c`` proportional to ``exp(w_c) prod_i s_{i,c}``), so the fitted model is a proper
@@ -96,7 +97,7 @@ def nb_margin_design(X: np.ndarray, y: np.ndarray, cards: np.ndarray, n_classes:
 @BASELINES.register("cvx_mm", label="NB-CVX-MM", hyperparameters=[
     Hyperparameter("B", 1.0, [finite(0.0)], "slack penalty of Eq. 9 (like an SVM's C)", float),
     Hyperparameter("min_prob", 1e-4, [finite(0.0)], "lower bound on every probability (keeps Eq. 9 bounded)", float),
-    Hyperparameter("max_iter", 100, [integer(1)], "interior-point iterations (the paper: up to 100)", int)])
+    Hyperparameter("solver_max_iter", 100, [integer(1)], "interior-point iterations (the paper: up to 100)", int)])
 class CVXMMBaseline(ClassifierMixin, BaseEstimator):
     """Naive Bayes with Guo et al.'s convex-relaxation max-margin parameters (CVX-MM; Pernkopf et al., Eq. 9).
 
@@ -110,7 +111,7 @@ class CVXMMBaseline(ClassifierMixin, BaseEstimator):
         Penalty of the slacks.
     min_prob : float, default=1e-4
         Lower bound on every probability, in ``(0, 1)``.
-    max_iter : int, default=100
+    solver_max_iter : int, default=100
         Solver iterations.
     cardinalities : array-like of int, default=None
         Attribute cardinalities (default: the largest code of each column + 1).
@@ -131,11 +132,13 @@ class CVXMMBaseline(ClassifierMixin, BaseEstimator):
         Wall time of the solver call.
     status_ : str
         cvxpy's status of the solve.
+    solver_ : str
+        ``"CLARABEL"``, or ``"SCS"`` when Clarabel failed and SCS solved the problem instead.
     n_parameters_ : int
         Number of probabilities of the network.
     """
 
-    def __init__(self, *, B: float = 1.0, min_prob: float = 1e-4, max_iter: int = 100,
+    def __init__(self, *, B: float = 1.0, min_prob: float = 1e-4, solver_max_iter: int = 100,
                  cardinalities: ArrayLike | None = None, discretize: bool | str = False) -> None:
         """Store the hyperparameters unchanged (scikit-learn convention; see the class docstring).
 
@@ -145,7 +148,7 @@ class CVXMMBaseline(ClassifierMixin, BaseEstimator):
             Slack penalty.
         min_prob : float, default=1e-4
             Lower bound on every probability.
-        max_iter : int, default=100
+        solver_max_iter : int, default=100
             Solver iterations.
         cardinalities : array-like of int, default=None
             Attribute cardinalities.
@@ -154,7 +157,7 @@ class CVXMMBaseline(ClassifierMixin, BaseEstimator):
         """
         self.B = B
         self.min_prob = min_prob
-        self.max_iter = max_iter
+        self.solver_max_iter = solver_max_iter
         self.cardinalities = cardinalities
         self.discretize = discretize
 
@@ -208,12 +211,18 @@ class CVXMMBaseline(ClassifierMixin, BaseEstimator):
         for i, card in enumerate(cards):
             block = cp.reshape(w[int(offsets[i]) : int(offsets[i + 1])], (K, int(card)), order="C")
             cons.append(cp.log_sum_exp(block, axis=1) <= 0)
-        prob = cp.Problem(cp.Minimize(0.5 * cp.power(gamma, -2) + self.B * cp.sum(eps)), cons)
+        # 1 / (2 gamma^2) as (1/gamma)^2 / 2: Clarabel converges on it where power(gamma, -2) stalls
+        prob = cp.Problem(cp.Minimize(0.5 * cp.square(cp.inv_pos(gamma)) + self.B * cp.sum(eps)), cons)
         t = time.perf_counter()
+        self.solver_ = "CLARABEL"
         try:
-            prob.solve(solver=cp.CLARABEL, max_iter=int(self.max_iter))
-        except cp.error.SolverError as exc:
-            raise BNCBenchError(f"CVX-MM: the solver failed ({exc})") from None
+            prob.solve(solver=cp.CLARABEL, max_iter=int(self.solver_max_iter))
+        except cp.error.SolverError:
+            self.solver_ = "SCS"  # Clarabel stalled (insufficient progress): SCS, first-order, on the same problem
+            try:
+                prob.solve(solver=cp.SCS)
+            except cp.error.SolverError as exc:
+                raise BNCBenchError(f"CVX-MM: the solvers failed ({exc})") from None
         self.solve_seconds_ = time.perf_counter() - t
         self.status_ = str(prob.status)
         if w.value is None:
