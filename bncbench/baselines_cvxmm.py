@@ -33,6 +33,7 @@ naive Bayes with the same decisions (Pernkopf et al. note this is possible for s
 from __future__ import annotations
 
 import time
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -216,7 +217,9 @@ class CVXMMBaseline(ClassifierMixin, BaseEstimator):
         t = time.perf_counter()
         self.solver_ = "CLARABEL"
         try:
-            prob.solve(solver=cp.CLARABEL, max_iter=int(self.solver_max_iter))
+            with warnings.catch_warnings():  # "solution may be inaccurate": status_ says so
+                warnings.simplefilter("ignore", UserWarning)
+                prob.solve(solver=cp.CLARABEL, max_iter=int(self.solver_max_iter))
         except cp.error.SolverError:
             self.solver_ = "SCS"  # Clarabel stalled (insufficient progress): SCS, first-order, on the same problem
             try:
