@@ -72,3 +72,20 @@ def test_bad_input_raises():
         CVXMMBaseline().fit(np.zeros((3, 2), dtype=int), [1, 1, 1])
     with pytest.raises(BNCBenchError, match="min_prob"):
         CVXMMBaseline(min_prob=0.0).fit(np.zeros((2, 2), dtype=int), [0, 1])
+
+
+def test_cvx_mm_and_a_cg_margin_fit_agree_on_a_separable_problem(rng):
+    """The issue's check: CVX-MM and CG on the smooth-hinge margin loss (normalized NB) classify alike."""
+    from scipy.optimize import minimize
+    from test_margin import _nb_softmax_objective
+
+    X, y = _separable(rng, M=60)
+    fun, P = _nb_softmax_objective(X, y, [3, 3, 3, 3], 3, lam=0.5, kappa=0.1, eta=10.0)
+    res = minimize(lambda b: fun(b)[:2], np.zeros(P), jac=True, method="CG", options={"maxiter": 500})
+    cg_pred = np.argmax(fun(res.x)[2], axis=1)
+    cvx = CVXMMBaseline(B=10.0).fit(X, y)
+    assert np.array_equal(cg_pred, y) and np.array_equal(cvx.predict(X), cg_pred)
+    Xn = rng.integers(0, 3, size=(40, 4))  # and on new rows, where x0 decides for both
+    _, _, _, tables = fun(res.x)
+    S = tables[0][None, :] + sum(t[:, Xn[:, i]].T for i, t in enumerate(tables[1:]))
+    assert np.array_equal(np.argmax(S, axis=1), cvx.predict(Xn))

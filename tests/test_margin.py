@@ -149,3 +149,49 @@ def test_bad_arguments_raise_one_line_errors():
         margin_loss(S, np.zeros((2, 2)), 0.1, 0.1, 5.0)
     with pytest.raises(BNCBenchError, match="classes >= 2"):
         log_margin(np.zeros((2, 1)), 5.0)
+
+
+def _nb_softmax_objective(X, y, cards, K, lam, kappa, eta):
+    """margin_loss through a naive Bayes with softmax-normalized parameters (Eq. 7), for a CG run."""
+    n, d = X.shape
+    C = np.eye(K)[y]
+    sizes = [K] + [K * c for c in cards]
+    offs = np.concatenate([[0], np.cumsum(sizes)])
+
+    def log_softmax(b, shape):
+        b = b.reshape(shape)
+        return b - np.logaddexp.reduce(b, axis=-1, keepdims=True)
+
+    def fun(beta):
+        prior = log_softmax(beta[: offs[1]], (K,))
+        tabs = [log_softmax(beta[offs[i + 1] : offs[i + 2]], (K, cards[i])) for i in range(d)]
+        S = prior[None, :] + sum(t[:, X[:, i]].T for i, t in enumerate(tabs))
+        f, dS = margin_loss(S, C, lam, kappa, eta)
+        g = np.empty_like(beta)
+        gp = dS.sum(axis=0)
+        g[: offs[1]] = gp - np.exp(prior) * gp.sum()
+        for i, t in enumerate(tabs):
+            gt = np.zeros((K, cards[i]))
+            np.add.at(gt.T, X[:, i], dS)
+            g[offs[i + 1] : offs[i + 2]] = (gt - np.exp(t) * gt.sum(axis=1, keepdims=True)).ravel()
+        return f, g, S, [prior] + tabs
+
+    return fun, int(offs[-1])
+
+
+def test_max_margin_nb_on_separable_data_reaches_zero_loss(rng):
+    """Normalized NB parameters optimized by CG on the margin loss: zero hinge loss, every sample right."""
+    from scipy.optimize import check_grad, minimize
+
+    n, K = 90, 3
+    X = rng.integers(0, 3, size=(n, 4))
+    y = X[:, 0].copy()  # separable through x0; the other attributes are noise
+    fun, P = _nb_softmax_objective(X, y, [3, 3, 3, 3], K, lam=0.5, kappa=0.1, eta=10.0)
+    beta0 = rng.normal(scale=0.1, size=P)
+    assert check_grad(lambda b: fun(b)[0], lambda b: fun(b)[1], beta0) < 1e-5 * max(1.0, np.abs(fun(beta0)[1]).max())
+    res = minimize(lambda b: fun(b)[:2], beta0, jac=True, method="CG", options={"maxiter": 500, "gtol": 1e-10})
+    f, _, S, tables = fun(res.x)
+    assert f == 0.0
+    assert np.array_equal(np.argmax(S, axis=1), y)
+    for t in tables:  # the model stays a Bayesian network: every distribution sums to one
+        np.testing.assert_allclose(np.exp(t).sum(axis=-1), 1.0)
