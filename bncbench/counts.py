@@ -285,8 +285,32 @@ def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence
     cards = np.asarray(cards, dtype=np.int64)
     N, n = X.shape
     pairs, offsets, counts = pair_class_counts(X, y, cards, n_classes)
+    return cmi_from_pair_counts(pairs, offsets, counts, cards, np.bincount(y, minlength=n_classes), n)
+
+
+def cmi_from_pair_counts(pairs: list, offsets: np.ndarray, counts: np.ndarray, cards: np.ndarray,
+                         class_counts: np.ndarray, n: int) -> np.ndarray:
+    """I(X_i; X_j | Y) from the tables of :func:`pair_class_counts` (see :func:`conditional_mutual_information`).
+
+    Parameters
+    ----------
+    pairs, offsets, counts
+        As returned by :func:`pair_class_counts`.
+    cards : ndarray of shape (n,)
+        Cardinality of each attribute.
+    class_counts : ndarray of shape (n_classes,)
+        N(y).
+    n : int
+        Number of attributes.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        Symmetric, 0 on the diagonal, clipped at 0.
+    """
+    ny = np.asarray(class_counts, dtype=float)
+    N, n_classes = ny.sum(), ny.size
     cmi = np.zeros((n, n))
-    ny = np.bincount(y, minlength=n_classes).astype(float)
     h_y = _xlogx_sum(ny)
     for k, (i, j) in enumerate(pairs):
         t = counts[offsets[k] : offsets[k + 1]].reshape(cards[i], cards[j], n_classes)

@@ -178,3 +178,11 @@ def test_missing_values_are_summed_out_exactly(name):
         full[:, miss] = list(itertools.product(*[range(cards[j]) for j in miss]))
         want.append(logsumexp(clf.scorer_.log_joint(full), axis=0))
     np.testing.assert_allclose(clf._joint_log_likelihood(Xt), np.array(want), rtol=0, atol=1e-12)
+
+
+def test_scorer_cmi_is_the_shared_one(rng):
+    from bncbench.counts import conditional_mutual_information
+
+    X, y, cards, C = _data(rng)
+    np.testing.assert_allclose(ArcScorer(X, y, cards, C).class_conditional_mi(),
+                               conditional_mutual_information(X, y, cards, C), rtol=0, atol=1e-15)

@@ -30,7 +30,7 @@ from typing import Sequence
 import numba
 import numpy as np
 
-from bncbench.counts import pair_class_counts
+from bncbench.counts import cmi_from_pair_counts, pair_class_counts
 
 MARGIN_TOL = 1e-7
 """Instances whose |margin| is within this of a candidate's spread are rescored too (round-off)."""
@@ -97,6 +97,17 @@ class ArcScorer:
                       self.spread, self.local_spread)
         self.parent = np.full(n, -1, dtype=np.int64)
         self.n_evaluations = 0
+
+    def class_conditional_mi(self) -> np.ndarray:
+        """I(X_i; X_j | C) of every attribute pair, from the scorer's pair counts.
+
+        Returns
+        -------
+        ndarray of shape (n, n)
+            As :func:`~bncbench.counts.conditional_mutual_information`.
+        """
+        return cmi_from_pair_counts(self.pairs, self.pair_offsets, self.pair_counts, self.cards, self.class_counts,
+                                    self.cards.size)
 
     @property
     def n_correct(self) -> int:

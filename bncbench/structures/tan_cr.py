@@ -15,7 +15,6 @@ from typing import Sequence
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.counts import conditional_mutual_information
 from bncbench.structures.base import LearnedStructure, TrainingData
 from bncbench.structures.cr_search import ArcScorer
 
@@ -86,7 +85,7 @@ def tan_cr(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_cl
     """
     scorer = ArcScorer(X, y, cards, n_classes, m)
     N, n = scorer.X.shape
-    cmi = conditional_mutual_information(scorer.X, scorer.y, scorer.cards, n_classes) if n > 1 else np.zeros((n, n))
+    cmi = scorer.class_conditional_mi()
     current = nb = scorer.n_correct
     while True:
         root = scorer.root()

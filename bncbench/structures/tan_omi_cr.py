@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.counts import _xlogx_sum, conditional_mutual_information, mutual_information
+from bncbench.counts import _xlogx_sum, mutual_information
 from bncbench.structures.base import LearnedStructure, TrainingData
 from bncbench.structures.cr_search import ArcScorer
 from bncbench.structures.tan_cr import pick, search_m
@@ -113,7 +113,7 @@ def tan_omi_cr(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, 
     scorer = ArcScorer(X, y, cards, n_classes, m)
     N, n = scorer.X.shape
     order = omi_order(scorer)
-    cmi = conditional_mutual_information(scorer.X, scorer.y, scorer.cards, n_classes) if n > 1 else np.zeros((n, n))
+    cmi = scorer.class_conditional_mi()
     current = nb = scorer.n_correct
     for pos in range(1, n):
         child = int(order[pos])
