@@ -34,7 +34,7 @@ STRUCTURES = Registry("structure", builtins=("bncbench.structures",), doc="struc
 ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators",), doc="generative parameter estimates")
 PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")
 INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
-OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
+OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
 BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm"), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")

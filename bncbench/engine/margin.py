@@ -33,9 +33,15 @@ The engine turns ``dS`` into the gradient of its parameters (the chain rule thro
 
 from __future__ import annotations
 
-import numpy as np
+from numbers import Real
 
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from bncbench.components import OBJECTIVES
+from bncbench.engine.loss import ScoreLoss
 from bncbench.errors import BNCBenchError
+from bncbench.registry import Hyperparameter
 
 
 def smooth_hinge(y: np.ndarray, kappa: float) -> np.ndarray:
@@ -195,3 +201,39 @@ def margin_loss(S: np.ndarray, C: np.ndarray, lam: float, kappa: float, eta: flo
     # d log d_c / d S_k = 1[k = c] - V[n, c, k] (V is 0 on the diagonal)
     dS = -lam * (w - np.einsum("nc,nck->nk", w, V))
     return f, dS
+
+
+@OBJECTIVES.register("margin", label=" [MM]", hyperparameters=(
+    Hyperparameter("margin_lam", 0.02, [Interval(Real, 0, None, closed="neither")],
+                   "scale lambda of the log-margin inside the hinge (Eq. 6; the paper tunes 0.001-0.5)", float),
+    Hyperparameter("kappa", 0.1, [Interval(Real, 0, 0.5, closed="right")],
+                   "width of the smooth hinge (Eq. 5; the paper tunes 0.01-0.5)", float),
+    Hyperparameter("eta", 10.0, [Interval(Real, 0, None, closed="neither")],
+                   "sharpness of the soft maximum over the other classes (Eq. 4; insensitive for >= 5)", float)),
+    doc="smooth-hinge maximum margin, sum of 1 - h_kappa(lambda log d) (Pernkopf et al., Eqs. 3-6)")
+class MarginLoss(ScoreLoss):
+    """Pernkopf et al.'s maximum-margin objective as an engine objective: :func:`margin_loss` over the training rows.
+
+    With ``param=extended`` (``Phi = log softmax(beta)`` per block: the model stays a normalized
+    Bayesian network, Eq. 7), this is the paper's MM learning; with ``objective=cll`` the same
+    parameterization is its CL baseline.
+
+    Parameters
+    ----------
+    data : Data
+        Training rows and class counts.
+    n_rows : int
+        Rows of ``Phi``.
+    margin_lam, kappa, eta : float
+        The hyperparameters above.
+    **engine
+        The engine's speed options (not read).
+    """
+
+    def __init__(self, data, n_rows: int, *, margin_lam: float, kappa: float, eta: float, **engine) -> None:
+        super().__init__(data, n_rows, **engine)
+        self.lam, self.kappa, self.eta = float(margin_lam), float(kappa), float(eta)
+
+    def row_loss(self, S: np.ndarray, C: np.ndarray, grad: bool) -> tuple[float, np.ndarray | None]:
+        """:func:`margin_loss` of the rows' scores and class counts."""
+        return margin_loss(S, C, self.lam, self.kappa, self.eta, grad)
