@@ -9,7 +9,7 @@ This module is itself the plug-in (``BNCBENCH_PLUGINS=test_extending_engine``): 
   standard normal noise drawn with ``jitter_seed``,
 * ``brier``, an objective with a hyperparameter: ``brier_weight`` times the squared error of the
   class probabilities (Brier's score, summed over instances), written as a
-  :class:`~bncbench.engine.loss.ScoreLoss` (the per-row part only),
+  :class:`~bncbench.engine.score_loss.ScoreLoss` (the per-row part only),
 
 and the tests run them through the engine, through :class:`bncbench.BNClassifier` and through
 ``python -m bncbench run`` with an extra config directory on Hydra's search path.
@@ -27,7 +27,7 @@ from bncbench import BNClassifier
 from bncbench.ccbn import build_problem
 from bncbench.components import INITS, OBJECTIVES
 from bncbench.engine.inits import Start
-from bncbench.engine.loss import ScoreLoss
+from bncbench.engine.score_loss import ScoreLoss
 from bncbench.engine.params import ParamMap
 from bncbench.errors import BNCBenchError
 from bncbench.parameterizations import register_optimized

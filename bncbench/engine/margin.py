@@ -39,7 +39,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OBJECTIVES
-from bncbench.engine.loss import ScoreLoss
+from bncbench.engine.score_loss import ScoreLoss
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter
 
