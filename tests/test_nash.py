@@ -202,3 +202,58 @@ def test_refusals():
         nash.cgmin(rosen, rosen_grad, [0.0, 0.0], type=4)
     with pytest.raises(BNCBenchError, match="not finite"):
         nash.vmmin(lambda x: np.inf, rosen_grad, [0.0, 0.0])
+
+
+# --- the registered optimizers on the engine's problems ---------------------------------------------
+
+def _small():
+    from bncbench.data.sources import random_bnc, sample_random_bnc
+
+    model = random_bnc(4, (2, 3), p=1, n_classes=3, alpha=1.0, seed=7)
+    X, y = sample_random_bnc(model, 300, seed=8)
+    return X, y, model.cards
+
+
+@pytest.mark.parametrize("opt", ["cg_nash", "bfgs_nash"])
+def test_registered_nash_optimizers_fit_a_ccbn(opt):
+    from bncbench import BNClassifier
+
+    X, y, cards = _small()
+    kw = dict(structure="nb", param="discriminative", init="generative", discretize=False, cardinalities=cards)
+    ref = BNClassifier(**kw, optimizer_options={"stop": "paper"}).fit(X, y)
+    costs = (100.0, 300.0)
+    clf = BNClassifier(**kw, optimizer=opt, optimizer_options={"maxiter": 400, "flop_costs": costs}).fit(X, y)
+    tr = clf.trace_
+    assert [t["iter"] for t in tr] == list(range(clf.n_iter_ + 1))
+    assert [t["n_g"] for t in tr] == list(range(1, len(tr) + 1))
+    nll = [t["nll"] for t in tr]
+    assert all(b <= a for a, b in zip(nll, nll[1:]))
+    # BFGS stops on R's relative reduction; CG (R's half-step parabola) is slow on this ill-conditioned space
+    assert -clf.train_cll_ == pytest.approx(-ref.train_cll_, rel=1e-6 if opt == "bfgs_nash" else 2e-3)
+    r = clf.model_.x.size
+    flops = nash.bfgs_flops if opt == "bfgs_nash" else nash.cg_flops
+    assert [t["flops"] for t in tr[1:]] == [flops(r, t["count_cll"], *costs) for t in tr[1:]]
+    assert tr[0]["flops"] == sum(costs)
+
+
+def test_the_flop_cost_seam_reads_the_parameter_map_or_a_callable():
+    from bncbench import BNClassifier
+    from bncbench.ccbn import build_problem
+    from bncbench.engine.optim import optimize
+
+    X, y, cards = _small()
+    tables = BNClassifier(structure="nb", discretize=False, cardinalities=cards).fit(X, y).tables_
+    _, pmap, problem = build_problem(tables, X, y, param="discriminative")
+    x0 = pmap.x0()
+    _, tr, _ = optimize("cg_nash", problem, x0, {"maxiter": 3, "flop_costs": lambda p: (2.0, 3.0)})
+    assert [t["flops"] for t in tr[1:]] == [nash.cg_flops(x0.size, t["count_cll"], 2.0, 3.0) for t in tr[1:]]
+    pmap.flop_costs = lambda data: (5.0, 7.0)
+    _, tr, _ = optimize("bfgs_nash", problem, x0, {"maxiter": 3})
+    assert [t["flops"] for t in tr[1:]] == [nash.bfgs_flops(x0.size, t["count_cll"], 5.0, 7.0) for t in tr[1:]]
+    del pmap.flop_costs
+    _, tr, _ = optimize("cg_nash", problem, x0, {"maxiter": 3})
+    assert [t["flops"] for t in tr[1:]] == [nash.cg_flops(x0.size, t["count_cll"], 0.0, 0.0) for t in tr[1:]]
+    with pytest.raises(BNCBenchError, match="above max_params=10; raise optimizer.max_params"):
+        optimize("bfgs_nash", problem, x0, {"max_params": 10})
+    with pytest.raises(BNCBenchError, match="unknown optimizer option 'ftol'"):
+        optimize("cg_nash", problem, x0, {"ftol": 1e-3})
