@@ -130,3 +130,20 @@ def test_optimum_equals_the_free_log_potentials_optimum(struct):
     ref = BNClassifier(**STRUCTS[struct], param="discriminative", init="generative", discretize=False,
                        cardinalities=cards, optimizer_options={"stop": "paper", "maxiter": 5000}).fit(X, y)
     assert res.f == pytest.approx(-ref.train_cll_, rel=1e-6)
+
+
+def test_parameter_count_and_the_flop_seam_of_the_nash_optimizers():
+    from bncbench.engine import nash
+    from bncbench.engine.optim import optimize
+    from bncbench.structures.canonical import canonical_form, lr_parameter_count
+
+    X, y, cards = _data(seed=12)
+    lr, prob, _, _ = _lr_problem(X, y, cards, "tan")
+    parents = [None] * len(cards)
+    for f in lr.layout.tables.factors:
+        parents[f.child] = tuple(f.parents)
+    assert lr.n_params == lr_parameter_count(canonical_form(parents), cards, 3)
+    cc, cg = lr.flop_costs(prob.cll.data)
+    _, tr, _ = optimize("bfgs_nash", prob, lr.x0(), {"maxiter": 5})
+    assert [t["flops"] for t in tr] == [cc + cg] + [nash.bfgs_flops(lr.n_params, t["count_cll"], cc, cg)
+                                                    for t in tr[1:]]
