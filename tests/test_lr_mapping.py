@@ -147,3 +147,23 @@ def test_parameter_count_and_the_flop_seam_of_the_nash_optimizers():
     _, tr, _ = optimize("bfgs_nash", prob, lr.x0(), {"maxiter": 5})
     assert [t["flops"] for t in tr] == [cc + cg] + [nash.bfgs_flops(lr.n_params, t["count_cll"], cc, cg)
                                                     for t in tr[1:]]
+
+
+def test_plugs_into_the_engine_as_a_parameterization():
+    """Registered as a plug-in parameterization (the built-in ``param=lr_mapping`` is the engine's to add),
+    the map fits and predicts through BNClassifier; same optimum as the free log-potentials."""
+    from bncbench.components import PARAMETERIZATIONS
+    from bncbench.parameterizations import OPTIMIZED
+
+    name = "lr_mapping_plugin_test"
+    if name not in PARAMETERIZATIONS.names():
+        PARAMETERIZATIONS.register(name, label="^lr", hyperparameters=OPTIMIZED, optimized=True,
+                                   doc="Feelders & Ivanovs' LR mapping (test plug-in)")(LRMapping)
+    X, y, cards = _data(seed=14, n=1200, card=(2, 3))
+    kw = dict(structure="tan", init="generative", discretize=False, cardinalities=cards)
+    ours = BNClassifier(**kw, param=name, optimizer="bfgs_nash", optimizer_options={"maxiter": 1000}).fit(X, y)
+    ref = BNClassifier(**kw, param="discriminative", optimizer_options={"stop": "paper"}).fit(X, y)
+    gen = BNClassifier(structure="tan", discretize=False, cardinalities=cards).fit(X, y)
+    assert ours.trace_[0]["nll"] == pytest.approx(-np.log(gen.predict_proba(X)[np.arange(len(y)), y]).sum(), rel=1e-10)
+    assert ours.train_cll_ == pytest.approx(ref.train_cll_, rel=1e-6)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-3)
