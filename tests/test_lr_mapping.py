@@ -167,3 +167,28 @@ def test_plugs_into_the_engine_as_a_parameterization():
     assert ours.trace_[0]["nll"] == pytest.approx(-np.log(gen.predict_proba(X)[np.arange(len(y)), y]).sum(), rel=1e-10)
     assert ours.train_cll_ == pytest.approx(ref.train_cll_, rel=1e-6)
     np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-3)
+
+
+def test_add_flops_to_a_cgb_trace():
+    """CGB's iterations: Brent's evaluations, then one value-and-gradient; n_fev counts both."""
+    from bncbench.engine import nash
+    from bncbench.engine.flops import add_flops
+    from bncbench.engine.optim import optimize
+
+    X, y, cards = _data(seed=16)
+    lr, prob, _, _ = _lr_problem(X, y, cards, "nb")
+    calls = {False: 0, True: 0}
+    cll = prob.cll
+
+    def counted(phi, grad=True, **kw):
+        calls[bool(grad)] += 1
+        return cll(phi, grad=grad, **kw)
+
+    prob.cll = counted
+    _, tr, n_iter = optimize("cgb", prob, lr.x0(), {"maxiter": 6})
+    add_flops(tr, lr.n_params, "cg", 10.0, 20.0)
+    assert calls[True] == len(tr)  # one value-and-gradient per record
+    assert sum(t["count_cll"] for t in tr) == calls[False]  # the CLL-only evaluations, all accounted
+    assert tr[0]["flops"] == 30.0
+    assert all(t["flops"] == nash.cg_flops(lr.n_params, t["count_cll"], 10.0, 20.0) for t in tr[1:])
+    assert all(t["count_cll"] >= 1 for t in tr[1:])

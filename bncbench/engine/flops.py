@@ -94,3 +94,51 @@ def bn_costs(n_beta: int, n: int, n_classes: int, cards: Sequence[int]) -> tuple
     cll = 3.0 * n_beta + n * (k * d0 + 2 * d0 + 2)
     grad = 3.0 * n_beta + n * (2 * k * d0 + k + (2 * d0 + 1) * (3 + dsum))
     return cll, grad
+
+
+def add_flops(trace: list, r: int, method: str, cost_cll: float, cost_grad: float) -> list:
+    """Add §4's ``flops`` and ``flops_total`` to a trace of ``{"iter", "n_fev", ...}`` records.
+
+    For optimizers whose iteration is function evaluations and then one value-and-gradient
+    evaluation, all counted in ``n_fev`` (the engine's ``cgb``, ``cg``, ``bfgs``): iteration ``t``'s
+    ``count_CLL`` is ``n_fev[t] - n_fev[t-1] - 1``; record 0 costs ``cost_CLL + cost_grad``.
+    The Nash optimizers record their flops themselves.
+
+    Parameters
+    ----------
+    trace : list of dict
+        An optimizer's trace (modified in place).
+    r : int
+        Number of parameters.
+    method : {"bfgs", "cg"}
+        Which formula: BFGS's, or CG's (CG and CGB).
+    cost_cll, cost_grad : float
+        Flops of one CLL and one gradient evaluation.
+
+    Returns
+    -------
+    list of dict
+        ``trace``, each record with ``count_cll``, ``flops`` and ``flops_total``.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is neither ``"bfgs"`` nor ``"cg"``.
+    """
+    from bncbench.engine.nash import bfgs_flops, cg_flops
+
+    if method not in ("bfgs", "cg"):
+        raise ValueError(f"method must be 'bfgs' or 'cg', got {method!r}")
+    per = bfgs_flops if method == "bfgs" else cg_flops
+    total, prev = 0.0, None
+    for rec in trace:
+        if prev is None:
+            rec["count_cll"] = 0
+            fl = float(cost_cll) + float(cost_grad)
+        else:
+            rec["count_cll"] = int(rec["n_fev"]) - int(prev) - 1
+            fl = per(r, rec["count_cll"], cost_cll, cost_grad)
+        prev = rec["n_fev"]
+        total += fl
+        rec["flops"], rec["flops_total"] = fl, total
+    return trace

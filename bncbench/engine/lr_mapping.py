@@ -200,7 +200,7 @@ class LRMapping:
         for fi, f in enumerate(tables.factors):
             fam = (*f.parents, f.child)
             shape = tuple(int(cards[c]) for c in fam)
-            grid = np.array(list(np.ndindex(*shape)), dtype=np.int64).reshape(-1, len(fam))
+            grid = np.indices(shape, dtype=np.int64).reshape(len(fam), -1).T
             codes = np.tile(self.ref, (grid.shape[0], 1))
             codes[:, list(fam)] = grid
             rows = layout.factor_rows(fi, codes)
@@ -215,8 +215,8 @@ class LRMapping:
                 U[tuple(idx)] = base.squeeze(axis=a)
             U = U.reshape(-1, self.Y - 1)
             nonref = grid != self.ref[list(fam)]
-            for mask in {tuple(m) for m in nonref}:
-                sel = np.all(nonref == np.array(mask), axis=1)
+            for mask in np.unique(nonref, axis=0):
+                sel = np.all(nonref == mask, axis=1)
                 T = tuple(c for c, m in zip(fam, mask) if m)
                 if not T:
                     W[0] += U[sel].sum(axis=0)
