@@ -118,6 +118,13 @@ def test_flop_costs_against_a_hand_count():
     # BN space: |beta| = 2 (class) + 2 * 2 * 2 = 10; cost_CLL = 30 + 5 (2*2 + 4 + 2) = 80;
     # cost_grad = 30 + 5 (2*2*2 + 2 + 5 (3 + 4)) = 30 + 5 * 45 = 255
     assert bn_costs(10, 5, 2, [2, 2]) == (80.0, 255.0)
+    # the same through the engine's problems (the seam's callables)
+    from bncbench.engine.flops import bn_space_costs, roos_space_costs
+
+    tables = BNClassifier(structure="nb", discretize=False, cardinalities=[2, 2]).fit(X, y).tables_
+    _, emap, eprob = build_problem(tables, X, y, param="extended", init="generative")
+    assert emap.n_params == 10 and bn_space_costs(eprob) == (80.0, 255.0)
+    assert roos_space_costs(eprob) == (35.0, 50.0)
 
 
 @pytest.mark.parametrize("struct", ["tan", "kdb1"])

@@ -17,7 +17,9 @@ parameter count, ``count_CLL`` the CLL evaluations of the iteration and the eval
 option ``flop_costs`` (a callable ``problem -> (cost_CLL, cost_grad)``, or a pair of numbers);
 the parameter map's method ``flop_costs(data) -> (cost_CLL, cost_grad)`` when it has one (``data``
 the problem's :class:`bncbench.engine.loss.Data`); else both are 0 and the traces' ``flops``
-count the optimizers' own vector and matrix work only.
+count the optimizers' own vector and matrix work only. :func:`bn_space_costs` and
+:func:`roos_space_costs` are such callables for problems in BN space (the ``extended`` map) and in
+Roos's space; :class:`bncbench.engine.lr_mapping.LRMapping` has the method.
 """
 
 from __future__ import annotations
@@ -142,3 +144,44 @@ def add_flops(trace: list, r: int, method: str, cost_cll: float, cost_grad: floa
         total += fl
         rec["flops"], rec["flops_total"] = fl, total
     return trace
+
+
+def bn_space_costs(problem) -> tuple[float, float]:
+    """§5.2's ``(cost_CLL, cost_grad)`` of an engine problem in BN space: ``flop_costs=bn_space_costs``.
+
+    ``|beta|`` is the parameter map's ``n_params`` (the ``extended`` map's softmax parameters),
+    ``N`` the training instances, ``n`` and ``d_1..d_n`` the layout's attributes and their sizes.
+
+    Parameters
+    ----------
+    problem : Problem
+        An engine problem over one network's layout.
+
+    Returns
+    -------
+    cost_cll, cost_grad : float
+        See :func:`bn_costs`.
+    """
+    layout = problem.pmap.layout
+    return bn_costs(int(problem.pmap.n_params), int(round(problem.cll.data.total)), int(layout.n_classes),
+                    [int(c) for c in layout.cards])
+
+
+def roos_space_costs(problem) -> tuple[float, float]:
+    """§5.1's ``(cost_CLL, cost_grad)`` of an engine problem in Roos's space: ``flop_costs=roos_space_costs``.
+
+    The class has no parents in bncbench's structures, so ``|Z| = N (1 + n)``.
+
+    Parameters
+    ----------
+    problem : Problem
+        An engine problem over one network's layout.
+
+    Returns
+    -------
+    cost_cll, cost_grad : float
+        See :func:`lr_costs` and :func:`roos_ones`.
+    """
+    layout = problem.pmap.layout
+    N = int(round(problem.cll.data.total))
+    return lr_costs(roos_ones(N, int(layout.n_attributes), 0), N, int(layout.n_classes))
