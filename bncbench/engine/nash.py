@@ -173,16 +173,28 @@ def _cg_direction(t, g, G3):  # pragma: no cover - compiled
     return gradproj
 
 
+# B is R's lower triangle, packed by rows: B[i, j] (j <= i) at i (i + 1) / 2 + j.
+
+@njit(cache=True)
+def _bfgs_reset(B, n):  # pragma: no cover - compiled
+    for i in range(n):
+        base = i * (i + 1) // 2
+        for j in range(i):
+            B[base + j] = 0.0
+        B[base + i] = 1.0
+
+
 @njit(cache=True)
 def _bfgs_direction(B, g, t):  # pragma: no cover - compiled
     n = g.shape[0]
     gradproj = 0.0
     for i in range(n):
         s = 0.0
+        base = i * (i + 1) // 2
         for j in range(i + 1):
-            s -= B[i, j] * g[j]
+            s -= B[base + j] * g[j]
         for j in range(i + 1, n):
-            s -= B[j, i] * g[j]
+            s -= B[j * (j + 1) // 2 + i] * g[j]
         t[i] = s
         gradproj += s * g[i]
     return gradproj
@@ -199,16 +211,18 @@ def _bfgs_update(B, t, c, X):  # pragma: no cover - compiled
         D2 = 0.0
         for i in range(n):
             s = 0.0
+            base = i * (i + 1) // 2
             for j in range(i + 1):
-                s += B[i, j] * c[j]
+                s += B[base + j] * c[j]
             for j in range(i + 1, n):
-                s += B[j, i] * c[j]
+                s += B[j * (j + 1) // 2 + i] * c[j]
             X[i] = s
             D2 += s * c[i]
         D2 = 1.0 + D2 / D1
         for i in range(n):
+            base = i * (i + 1) // 2
             for j in range(i + 1):
-                B[i, j] += (D2 * t[i] * t[j] - X[i] * t[j] - t[i] * X[j]) / D1
+                B[base + j] += (D2 * t[i] * t[j] - X[i] * t[j] - t[i] * X[j]) / D1
     return D1
 
 
@@ -373,7 +387,8 @@ def vmmin(f: Callable[[np.ndarray], float], grad: Callable[[np.ndarray], np.ndar
           on_iteration: Callable[[np.ndarray, dict], None] | None = None) -> NashResult:
     """Minimize ``f`` by Nash's variable metric method (BFGS), as ``optim(method="BFGS")`` does.
 
-    The inverse Hessian is dense (``n x n`` floats): callers refuse large problems.
+    The inverse Hessian is dense (its lower triangle, ``n (n + 1) / 2`` floats, as R stores it):
+    callers refuse large problems.
 
     Parameters
     ----------
@@ -418,14 +433,13 @@ def vmmin(f: Callable[[np.ndarray], float], grad: Callable[[np.ndarray], np.ndar
     it = 1
     ctr.record(b, Fmin)
     ilast = ctr.n_g
-    B = np.zeros((n, n))
+    B = np.zeros(n * (n + 1) // 2)  # R's lower triangle, packed
     t = np.zeros(n)
     X = np.zeros(n)
     c = np.zeros(n)
     while True:
         if ilast == ctr.n_g:
-            B[:] = 0.0
-            np.fill_diagonal(B, 1.0)
+            _bfgs_reset(B, n)
         X[:] = b
         c[:] = g
         gradproj = _bfgs_direction(B, g, t)

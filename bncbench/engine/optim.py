@@ -646,8 +646,9 @@ def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.n
     """Nash's variable metric method as R's ``optim(method="BFGS")`` (:func:`bncbench.engine.nash.vmmin`).
 
     The acceptable-point search from step 1; stops as R does (relative reduction ``reltol``,
-    ``abstol``, ``maxiter`` gradient evaluations, default 100). The inverse Hessian is dense:
-    problems with more than ``max_params`` parameters (default 10000, 800 MB) are refused. The
+    ``abstol``, ``maxiter`` gradient evaluations, default 100). The inverse Hessian is dense (its
+    lower triangle, as R keeps it): problems with more than ``max_params`` parameters (default
+    10000, 400 MB) are refused. The
     trace records as :func:`cg_nash`'s.
 
     Parameters
@@ -679,8 +680,8 @@ def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.n
 
     s, cc, cg_ = _nash_settings(problem, opts, {"max_params": 10000})
     if x0.size > int(s["max_params"]):
-        raise BNCBenchError(f"bfgs_nash stores a dense {x0.size}x{x0.size} inverse Hessian, above max_params="
-                            f"{int(s['max_params'])}; raise optimizer.max_params or use cg_nash")
+        raise BNCBenchError(f"bfgs_nash stores a dense {x0.size}x{x0.size} inverse Hessian (its lower triangle), "
+                            f"above max_params={int(s['max_params'])}; raise optimizer.max_params or use cg_nash")
     return _nash_run(nash.vmmin, problem, x0, s, cc, cg_)
 
 
@@ -688,8 +689,8 @@ _ENGINE_OPTIONS = tuple(h for h in _COMMON if h.name in (*ENGINE_KEYS, "blas_thr
 _NASH = (
     _option("reltol", float, [finite(0.0)], "R's reltol (default sqrt(eps))"),
     _option("abstol", float, [Interval(Real, None, None, closed="neither")], "R's abstol (default -inf)"),
-    _option("flop_costs", Any, [callable, tuple, list], "(cost_CLL, cost_grad) or a callable problem -> them, for the trace's "
-            "flops (default: the parameter map's flop_costs, else 0)"),
+    _option("flop_costs", Any, [callable, tuple, list], "(cost_CLL, cost_grad) or a callable problem -> them, "
+            "for the trace's flops (default: the parameter map's flop_costs, else 0)"),
 )
 OPTIMIZERS.register("cg_nash", label=" [CG-Nash]", hyperparameters=(
     *_ENGINE_OPTIONS, *_NASH, _option("cg_type", int, [integer(1, 3)], "1 Fletcher-Reeves, 2 Polak-Ribiere "
