@@ -140,14 +140,6 @@ class NashResult:
 
 
 @njit(cache=True)
-def _seqdot(a, b):  # pragma: no cover - compiled
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s
-
-
-@njit(cache=True)
 def _cg_sums(g, c, t, kind):  # pragma: no cover - compiled
     G1 = 0.0
     G2 = 0.0
