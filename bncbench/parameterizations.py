@@ -15,6 +15,7 @@ import sys
 from typing import Iterable
 
 from bncbench.components import INITS, OBJECTIVES, OPTIMIZERS, PARAMETERIZATIONS
+from bncbench.engine.lr_mapping import LRMapping
 from bncbench.engine.params import Discriminative, Extended, Weighted
 from bncbench.engine.problem import REG_SCALES, REGS
 from bncbench.registry import Hyperparameter, finite, integer, options
@@ -84,3 +85,6 @@ register_optimized("extended", label="^e",
                    doc="softmax(beta) per (attribute, class, parent configuration) (ELR; §4)")(Extended)
 register_optimized("weighted", label="^w", hyperparameters=(LEVEL,),
                    doc="weights on the generative log theta, tied by level (§5)")(Weighted)
+register_optimized("lr_mapping", label="^LR",
+                   doc="Feelders & Ivanovs' LR mapping: one weight per complete subgraph's non-reference value "
+                       "combination and free class (perfect canonical graphs)")(LRMapping)

@@ -588,3 +588,145 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
     if monitor is None:
         return out
     return monitor.best_x, problem.tracer.trace, monitor.best_iter
+
+
+# --- Nash's CG and BFGS as R's optim runs them (Feelders & Ivanovs, §4; bncbench/engine/nash.py) ----
+
+def _nash_settings(problem: Problem, opts: dict | None, known: dict) -> tuple[dict, float, float]:
+    """Options of the Nash optimizers (R's defaults where absent) and the evaluation costs."""
+    from bncbench.engine import nash
+
+    o = dict(opts or {})
+    costs = o.pop("flop_costs", None)
+    s = {"maxiter": nash.MAXIT, "reltol": nash.RELTOL, "abstol": nash.ABSTOL, **known}
+    for k in list(o):
+        v = o.pop(k)
+        if k in ENGINE_KEYS or k in VALIDATION_KEYS:
+            continue
+        if k not in s:
+            raise BNCBenchError(f"unknown optimizer option {k!r}; known: {', '.join(sorted([*s, 'flop_costs']))}")
+        if v is not None:
+            s[k] = v
+    s["maxiter"] = int(s["maxiter"])
+    if s["maxiter"] < 0:
+        raise BNCBenchError("maxiter must be >= 0")
+    if costs is None and hasattr(problem.pmap, "flop_costs"):
+        costs = problem.pmap.flop_costs(problem.cll.data)
+    elif callable(costs):
+        costs = costs(problem)
+    cost_cll, cost_grad = (0.0, 0.0) if costs is None else (float(costs[0]), float(costs[1]))
+    return s, cost_cll, cost_grad
+
+
+def _nash_run(algo, problem: Problem, x0: np.ndarray, s: dict, cost_cll: float, cost_grad: float, **kw):
+    tr = Tracer(problem)
+    if s["maxiter"] == 0:
+        problem.fg(x0)
+        tr.record(x0)
+        return x0, tr.trace, 0
+
+    def on_iteration(x, rec):
+        tr.record(x, **{k: rec[k] for k in ("n_f", "n_g", "count_cll", "flops", "flops_total")})
+
+    res = algo(problem.f, lambda x: problem.fg(x)[1], x0, maxit=s["maxiter"], reltol=float(s["reltol"]),
+               abstol=float(s["abstol"]), cost_cll=cost_cll, cost_grad=cost_grad, on_iteration=on_iteration, **kw)
+    return res.x, tr.trace, len(tr.trace) - 1
+
+
+def cg_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """Nash's conjugate gradients as R's ``optim(method="CG")`` (:func:`bncbench.engine.nash.cgmin`).
+
+    Polak-Ribiere directions (``cg_type`` 2) by default, the acceptable-point search and R's
+    parabola step; stops as R does (gradient test ``reltol * r * sqrt(reltol)``, ``abstol``,
+    ``maxiter`` gradient evaluations, default 100). Each trace record (one per gradient
+    evaluation) adds ``n_f``, ``n_g``, ``count_cll``, ``flops`` and ``flops_total``
+    (:mod:`bncbench.engine.flops`: where the evaluation costs come from).
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point.
+    opts : dict or None
+        ``maxiter`` (default 100), ``reltol`` (sqrt(eps)), ``abstol`` (-inf), ``cg_type`` (2),
+        ``parabola`` (``"r"``, or ``"nash"``), ``flop_costs``; engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        R's ``par``.
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Gradient evaluations after the first.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option is unknown or out of range.
+    """
+    from bncbench.engine import nash
+
+    s, cc, cg_ = _nash_settings(problem, opts, {"cg_type": 2, "parabola": "r"})
+    return _nash_run(nash.cgmin, problem, x0, s, cc, cg_, type=int(s["cg_type"]), parabola=s["parabola"])
+
+
+def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """Nash's variable metric method as R's ``optim(method="BFGS")`` (:func:`bncbench.engine.nash.vmmin`).
+
+    The acceptable-point search from step 1; stops as R does (relative reduction ``reltol``,
+    ``abstol``, ``maxiter`` gradient evaluations, default 100). The inverse Hessian is dense (its
+    lower triangle, as R keeps it): problems with more than ``max_params`` parameters (default
+    10000, 400 MB) are refused. The
+    trace records as :func:`cg_nash`'s.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point.
+    opts : dict or None
+        ``maxiter`` (default 100), ``reltol`` (sqrt(eps)), ``abstol`` (-inf), ``max_params``
+        (10000), ``flop_costs``; engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        R's ``par``.
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Gradient evaluations after the first.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option is unknown or out of range, or the problem has more than ``max_params``
+        parameters.
+    """
+    from bncbench.engine import nash
+
+    s, cc, cg_ = _nash_settings(problem, opts, {"max_params": 10000})
+    if x0.size > int(s["max_params"]):
+        raise BNCBenchError(f"bfgs_nash stores a dense {x0.size}x{x0.size} inverse Hessian (its lower triangle), "
+                            f"above max_params={int(s['max_params'])}; raise optimizer.max_params or use cg_nash")
+    return _nash_run(nash.vmmin, problem, x0, s, cc, cg_)
+
+
+_ENGINE_OPTIONS = tuple(h for h in _COMMON if h.name in (*ENGINE_KEYS, *VALIDATION_KEYS, "blas_threads", "maxiter"))
+_NASH = (
+    _option("reltol", float, [finite(0.0)], "R's reltol (default sqrt(eps))"),
+    _option("abstol", float, [Interval(Real, None, None, closed="neither")], "R's abstol (default -inf)"),
+    _option("flop_costs", Any, [callable, tuple, list], "(cost_CLL, cost_grad) or a callable problem -> them, "
+            "for the trace's flops (default: the parameter map's flop_costs, else 0)"),
+)
+OPTIMIZERS.register("cg_nash", label=" [CG-Nash]", hyperparameters=(
+    *_ENGINE_OPTIONS, *_NASH, _option("cg_type", int, [integer(1, 3)], "1 Fletcher-Reeves, 2 Polak-Ribiere "
+                                      "(default), 3 Beale-Sorenson"),
+    _option("parabola", str, [options(("r", "nash"))], "r: R's parabola step (half the acceptable step, "
+            "default); nash: through the search's starting value")))(cg_nash)
+OPTIMIZERS.register("bfgs_nash", label=" [BFGS-Nash]", hyperparameters=(
+    *_ENGINE_OPTIONS, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems (default 10000)")))(
+    bfgs_nash)
