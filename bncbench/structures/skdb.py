@@ -17,7 +17,11 @@ the attributes in rank order scores every ``n'`` and every ``k'`` at once,
 because the candidate models are nested. Estimates are exactly those of
 :class:`bncbench.tables.CountTables` fitted on the other ``N - 1`` rows:
 m-estimates with back-off to the longest parent prefix that has data for the
-class (see ``tests/test_skdb.py``, which checks this against refitting).
+class (see ``tests/test_skdb.py``, which checks this against refitting), or,
+with ``backoff="any_class"``, to the longest prefix that has data for any class,
+used for every class: the authors' rule, whose leave-one-out descends while the
+instance's parent configuration has a count of at least 2 summed over the
+classes (its own row and another).
 
 Representation
 --------------
@@ -47,7 +51,7 @@ from bncbench.errors import BNCBenchError
 from bncbench.components import STRUCTURES
 from bncbench.structures.base import LearnedStructure, TrainingData
 from bncbench.structures.kdb import K, kdb
-from bncbench.tables import CountTables
+from bncbench.tables import BACKOFF_RULES, CountTables
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -148,7 +152,8 @@ def _posterior_sq_error(lj: np.ndarray, onehot: np.ndarray) -> float:
 
 
 def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]], order: Sequence[int] | np.ndarray,
-                  cards: ArrayLike, n_classes: int, k: int, m: float = 1.0) -> np.ndarray:
+                  cards: ArrayLike, n_classes: int, k: int, m: float = 1.0,
+                  backoff: str = BACKOFF_RULES[0]) -> np.ndarray:
     """Leave-one-out RMSE of every nested model, computed incrementally from the counts.
 
     The model ``(k', n')`` uses the attributes ``order[:n']`` with the first
@@ -174,6 +179,8 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
         Largest number of parents scored.
     m : float, default=1.0
         Total prior mass of the m-estimates.
+    backoff : {"per_class", "any_class"}, default="per_class"
+        Back-off rule of the m-estimates (:data:`bncbench.tables.BACKOFF_RULES`).
 
     Returns
     -------
@@ -194,7 +201,8 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
     rows = np.arange(N)
     onehot = np.zeros((N, Y))
     onehot[rows, y] = 1.0
-    tables = CountTables(structure, cards, Y).fit(X, y)
+    tables = CountTables(structure, cards, Y, backoff).fit(X, y)
+    any_class = tables.backoff == "any_class"
     with np.errstate(divide="ignore"):
         prior = np.log((tables.class_counts[None, :] - onehot + m / Y) / (N - 1 + m))
     lj = [prior.copy() for _ in range(k + 1)]
@@ -223,7 +231,14 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
             tot = np.where(found[:, None], tot, 0.0) - onehot
             with np.errstate(divide="ignore", invalid="ignore"):
                 lt = np.log((cnt + m / f.card) / (tot + m))
-            cur = lt if lev == 0 else np.where(tot > 0, lt, cur)
+            if any_class:  # a class without data there: 1/|X|, as CountTables.log_theta
+                lt = np.where(tot > 0, lt, -np.log(f.card))
+            if lev == 0:
+                cur = lt
+            elif any_class:  # seen without the instance, with some class: every class uses it
+                cur = np.where(tot.sum(axis=1, keepdims=True) > 0, lt, cur)
+            else:
+                cur = np.where(tot > 0, lt, cur)
             per_level.append(cur)
         for kk in range(k + 1):
             lj[kk] += per_level[min(kk, len(per_level) - 1)]
@@ -231,7 +246,8 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
     return np.sqrt(sq / (N * Y))
 
 
-def skdb_search(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0) -> SkDBSearch:
+def skdb_search(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0,
+                backoff: str = BACKOFF_RULES[0]) -> SkDBSearch:
     """Learn KDB-k and select n* and k* by incremental leave-one-out RMSE (ties: smaller k*, then n*).
 
     At least one attribute is selected when there is one; NaN entries of the grid are never chosen.
@@ -250,6 +266,8 @@ def skdb_search(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k:
         Largest number of parents (>= 0).
     m : float, default=1.0
         Total prior mass of the m-estimates.
+    backoff : {"per_class", "any_class"}, default="per_class"
+        Back-off rule of the m-estimates.
 
     Returns
     -------
@@ -272,14 +290,15 @@ def skdb_search(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k:
     mi = mutual_information(X, y, cards, n_classes)
     order = np.argsort(-mi, kind="stable")  # the ranking kdb() uses
     full = kdb(X, y, cards, n_classes, k)
-    grid = loo_rmse_grid(X, y, full, order, cards, n_classes, k, m)
+    grid = loo_rmse_grid(X, y, full, order, cards, n_classes, k, m, backoff)
     sub = grid[:, 1:]  # at least one attribute
     # a 0/0 leave-one-out estimate (m = 0) is NaN: never select it
     kk, nn = np.unravel_index(int(np.argmin(np.where(np.isnan(sub), np.inf, sub))), sub.shape)
     return SkDBSearch(order, full, grid, int(nn) + 1, int(kk))
 
 
-def skdb(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0) -> SkDB:
+def skdb(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0,
+         backoff: str = BACKOFF_RULES[0]) -> SkDB:
     """Selective KDB: ``SkDB(structure, selected, k_star)`` (see the module docstring).
 
     Parameters
@@ -296,6 +315,8 @@ def skdb(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m
         Largest number of parents (>= 0).
     m : float, default=1.0
         Total prior mass of the m-estimates.
+    backoff : {"per_class", "any_class"}, default="per_class"
+        Back-off rule of the m-estimates.
 
     Returns
     -------
@@ -307,15 +328,17 @@ def skdb(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m
     BNCBenchError
         As :func:`skdb_search`.
     """
-    return skdb_search(X, y, cards, n_classes, k, m).result
+    return skdb_search(X, y, cards, n_classes, k, m, backoff).result
 
 
-@STRUCTURES.register("skdb", label="SkDB-${.k}", hyperparameters=[K], uses=("m",))
-def learn_skdb(data: TrainingData, *, k: int, m: float | str = 1.0) -> LearnedStructure:
+@STRUCTURES.register("skdb", label="SkDB-${.k}", hyperparameters=[K], uses=("m", "backoff"))
+def learn_skdb(data: TrainingData, *, k: int, m: float | str = 1.0,
+               backoff: str = BACKOFF_RULES[0]) -> LearnedStructure:
     """Selective KDB: KDB-k, then the attributes and k* <= k chosen by leave-one-out RMSE of m-estimates.
 
-    The search's m-estimates use the ``m`` of the m-estimate estimator (``uses``), 1 when
-    it is ``"auto"`` (chosen after the structure) or the estimator is another one.
+    The search's m-estimates use the ``m`` and the ``backoff`` of the m-estimate estimator
+    (``uses``); ``m`` is 1 when it is ``"auto"`` (chosen after the structure) or the estimator
+    is another one.
 
     Parameters
     ----------
@@ -325,6 +348,8 @@ def learn_skdb(data: TrainingData, *, k: int, m: float | str = 1.0) -> LearnedSt
         Largest number of parents.
     m : float or "auto", default=1.0
         The m-estimate's ``m``; ``"auto"`` searches with 1.
+    backoff : {"per_class", "any_class"}, default="per_class"
+        The m-estimate's back-off rule.
 
     Returns
     -------
@@ -336,5 +361,6 @@ def learn_skdb(data: TrainingData, *, k: int, m: float | str = 1.0) -> LearnedSt
     BNCBenchError
         If ``k`` is negative, or there are attributes but fewer than two instances.
     """
-    found = skdb(data.codes, data.y, data.cards, data.n_classes, int(k), m=1.0 if m == "auto" else float(m))
+    found = skdb(data.codes, data.y, data.cards, data.n_classes, int(k), m=1.0 if m == "auto" else float(m),
+                 backoff=backoff)
     return LearnedStructure.single(found.structure, selected=found.selected, k_star=found.k)
