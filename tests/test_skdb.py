@@ -63,6 +63,22 @@ def test_loo_backs_off_when_own_count_is_the_only_one(backoff):
                                        other)).max() > 1e-3  # the rules differ on this data
 
 
+@pytest.mark.parametrize("backoff", ["per_class", "any_class"])
+def test_loo_by_binary_search_equals_refitting(monkeypatch, backoff):
+    # levels found by binary search over their seen keys (no direct index) give the same grid
+    import bncbench.structures.skdb as mod
+
+    X, y, cards, n_classes = _data(seed=5, N=40)
+    order = np.argsort(-mutual_information(X, y, cards, n_classes), kind="stable")
+    structure = kdb(X, y, cards, n_classes, 2)
+    dense = loo_rmse_grid(X, y, structure, order, cards, n_classes, 2, 1.0, backoff)
+    monkeypatch.setattr(mod, "LOO_DENSE_LIMIT", 0)
+    sparse = loo_rmse_grid(X, y, structure, order, cards, n_classes, 2, 1.0, backoff)
+    np.testing.assert_allclose(sparse, dense, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(dense, _brute_force_grid(X, y, cards, n_classes, 2, 1.0, backoff), rtol=1e-10,
+                               atol=1e-12)
+
+
 def test_skdb_selects_argmin_and_marks_unselected():
     X, y, cards, n_classes = _data(seed=1, N=200)
     search = skdb_search(X, y, cards, n_classes, k=3)

@@ -44,9 +44,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Sequence
 
+import numba
 import numpy as np
 
-from bncbench.counts import mixed_radix, mutual_information
+from bncbench.counts import find_sorted, mutual_information
 from bncbench.errors import BNCBenchError
 from bncbench.components import STRUCTURES
 from bncbench.structures.base import LearnedStructure, TrainingData
@@ -143,12 +144,10 @@ def restrict(structure: Sequence[Sequence[int] | None]) -> tuple[list[int], list
     return columns, sub
 
 
-def _posterior_sq_error(lj: np.ndarray, onehot: np.ndarray) -> float:
-    """Sum over instances and classes of (P(c | x) - 1[c = y])^2."""
-    with np.errstate(invalid="ignore"):
-        p = np.exp(lj - lj.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-    return float(np.sum((p - onehot) ** 2))
+LOO_DENSE_LIMIT = 1 << 20
+"""A prefix level whose configuration space has at most this many entries (and not many more than
+eight per seen configuration) is indexed directly in the leave-one-out pass; larger ones by binary
+search over the seen keys."""
 
 
 def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]], order: Sequence[int] | np.ndarray,
@@ -160,6 +159,11 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
     ``k'`` parents of each in ``structure`` (which must only name earlier
     attributes of ``order``). Returns an array (k + 1, n + 1); RMSE is
     sqrt(sum over instances and classes of (P(c | x) - 1[c = y])^2 / (N n_classes)).
+
+    One compiled pass over the instances (:func:`_loo_sq_errors`): per instance, the class
+    posterior of every ``k'`` is carried along the attributes in rank order as a product of
+    estimates renormalized after each attribute, each estimate read from the counts with the
+    instance's own row taken out.
 
     Parameters
     ----------
@@ -198,52 +202,141 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
     N, Y = X.shape[0], int(n_classes)
     if N < 2:
         raise BNCBenchError("leave-one-out needs at least two training instances")
-    rows = np.arange(N)
-    onehot = np.zeros((N, Y))
-    onehot[rows, y] = 1.0
     tables = CountTables(structure, cards, Y, backoff).fit(X, y)
-    any_class = tables.backoff == "any_class"
-    with np.errstate(divide="ignore"):
-        prior = np.log((tables.class_counts[None, :] - onehot + m / Y) / (N - 1 + m))
-    lj = [prior.copy() for _ in range(k + 1)]
-    sq = np.zeros((k + 1, len(order) + 1))
-    sq[:, 0] = _posterior_sq_error(prior, onehot)
-    for pos, a in enumerate(order):
+    order = [int(a) for a in order]
+    nf = len(order)
+    depth = max([len(structure[a]) for a in order] + [0]) + 1
+    child = np.array(order, dtype=np.int64)
+    card = cards[child] if nf else np.zeros(0, np.int64)
+    par = np.zeros((nf, max(depth - 1, 1)), np.int64)
+    pcard = np.ones((nf, max(depth - 1, 1)), np.int64)
+    npar = np.zeros(nf, np.int64)
+    coff, toff, ioff, koff, knum = (np.zeros((nf, depth), np.int64) for _ in range(5))
+    dense = np.zeros((nf, depth), np.bool_)
+    C, T, I, K = [], [], [], []
+    cpos = tpos = ipos = kpos = 0
+    for j, a in enumerate(order):
         f = tables.factors[a]
-        x = X[:, a]
-        cur = None
-        per_level = []
+        ps = list(f.parents)
+        npar[j] = len(ps)
+        par[j, : len(ps)] = ps
+        pcard[j, : len(ps)] = cards[ps]
         for lev, level in enumerate(f.levels):
-            if lev:
-                cfg = mixed_radix(X, f.parents[:lev], cards)
-                row = level.lookup(cfg)
+            coff[j, lev], toff[j, lev] = cpos, tpos
+            C.append(level.counts.reshape(-1))
+            T.append(level.counts.sum(axis=2).reshape(-1))
+            cpos += level.counts.size
+            tpos += level.n_keys * Y
+            space = int(np.prod(cards[ps[:lev]], dtype=np.int64))
+            if space <= min(LOO_DENSE_LIMIT, max(1 << 16, 8 * level.n_keys)):
+                index = np.full(space, -1, np.int64)
+                index[level.keys] = np.arange(level.n_keys)
+                dense[j, lev], ioff[j, lev] = True, ipos
+                I.append(index)
+                ipos += space
             else:
-                row = np.zeros(N, dtype=np.int64) if level.n_keys else np.full(N, -1)
-            found = row >= 0
-            r = np.where(found, row, 0)
-            if level.n_keys:
-                cnt = level.counts[r, :, x]  # (N, Y): N(x, c, prefix)
-                tot = level.counts[r].sum(axis=2)  # (N, Y): N(c, prefix)
-            else:
-                cnt = np.zeros((N, Y))
-                tot = np.zeros((N, Y))
-            cnt = np.where(found[:, None], cnt, 0.0) - onehot  # leave the instance out
-            tot = np.where(found[:, None], tot, 0.0) - onehot
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lt = np.log((cnt + m / f.card) / (tot + m))
-            if any_class:  # a class without data there: 1/|X|, as CountTables.log_theta
-                lt = np.where(tot > 0, lt, -np.log(f.card))
-            if lev == 0:
-                cur = lt
-            elif any_class:  # seen without the instance, with some class: every class uses it
-                cur = np.where(tot.sum(axis=1, keepdims=True) > 0, lt, cur)
-            else:
-                cur = np.where(tot > 0, lt, cur)
-            per_level.append(cur)
-        for kk in range(k + 1):
-            lj[kk] += per_level[min(kk, len(per_level) - 1)]
-            sq[kk, pos + 1] = _posterior_sq_error(lj[kk], onehot)
+                koff[j, lev], knum[j, lev] = kpos, level.n_keys
+                K.append(level.keys)
+                kpos += level.n_keys
+
+    def flat(parts, dtype):
+        return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
+
+    sq = _loo_sq_errors(X, y, Y, float(m), tables.backoff == "any_class", int(k), tables.class_counts, child, card,
+                        par, npar, pcard, flat(C, np.float64), coff, flat(T, np.float64), toff, dense,
+                        flat(I, np.int64), ioff, flat(K, np.int64), koff, knum)
     return np.sqrt(sq / (N * Y))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _loo_sq_errors(X, y, Y, m, any_class, k, class_counts, child, card, par, npar, pcard, C, coff, T, toff,
+                   dense, I, ioff, K, koff, knum):  # pragma: no cover - compiled
+    """Sum over instances of sum_c (P(c | x) - 1[c = y])^2 for every (k', n'): (k + 1, n + 1).
+
+    ``C`` holds every (attribute, level) table's counts ``(rows, Y, card)`` flat at ``coff``,
+    ``T`` their totals over values ``(rows, Y)`` at ``toff``; a level's row is found from the
+    configuration code by a direct index (``I`` at ``ioff``, ``dense``) or a binary search of
+    its sorted keys (``K[koff:koff + knum]``).
+    """
+    N = X.shape[0]
+    nf = child.shape[0]
+    sq = np.zeros((k + 1, nf + 1))
+    P = np.empty((k + 1, Y))
+    cur = np.empty((k + 1, Y))
+    for r in range(N):
+        yr = y[r]
+        s = 0.0
+        for c in range(Y):
+            own = 1.0 if c == yr else 0.0
+            P[0, c] = (class_counts[c] - own + m / Y) / (N - 1 + m)
+            s += P[0, c]
+        e = 0.0
+        for c in range(Y):
+            P[0, c] /= s
+            d = P[0, c] - (1.0 if c == yr else 0.0)
+            e += d * d
+        for kk in range(k + 1):
+            sq[kk, 0] += e
+            for c in range(Y):
+                P[kk, c] = P[0, c]
+        for j in range(nf):
+            x = X[r, child[j]]
+            cj = card[j]
+            reach = -1
+            if x >= 0 and x < cj:
+                counted = 1.0  # the row was counted for this factor (every parent in range)
+                for q in range(npar[j]):
+                    v = X[r, par[j, q]]
+                    if v < 0 or v >= pcard[j, q]:
+                        counted = 0.0
+                cfg = 0
+                for lev in range(npar[j] + 1):
+                    if lev > 0:
+                        v = X[r, par[j, lev - 1]]
+                        if v < 0 or v >= pcard[j, lev - 1]:
+                            break
+                        cfg = cfg * pcard[j, lev - 1] + v
+                    if dense[j, lev]:
+                        row = I[ioff[j, lev] + cfg]
+                    else:
+                        row = find_sorted(K, koff[j, lev], koff[j, lev] + knum[j, lev], cfg)
+                        if row >= 0:
+                            row -= koff[j, lev]
+                    if row < 0:
+                        break  # not seen: deeper prefixes are not either
+                    cb = coff[j, lev] + row * Y * cj
+                    tb = toff[j, lev] + row * Y
+                    if any_class:
+                        total = -counted
+                        for c in range(Y):
+                            total += T[tb + c]
+                        if lev > 0 and total <= 0.0:
+                            break  # seen with no class but the instance's: back off, for every class
+                    for c in range(Y):
+                        own = counted if c == yr else 0.0
+                        tot = T[tb + c] - own
+                        if any_class and tot <= 0.0:
+                            cur[lev, c] = 1.0 / cj  # a class without data where another has some
+                        elif lev == 0 or any_class or tot > 0.0:
+                            cur[lev, c] = (C[cb + c * cj + x] - own + m / cj) / (tot + m)
+                        else:
+                            cur[lev, c] = cur[lev - 1, c]  # per class: its shorter prefix
+                    reach = lev
+            for kk in range(k + 1):
+                if reach >= 0:
+                    lv = kk if kk < reach else reach
+                    s = 0.0
+                    for c in range(Y):
+                        P[kk, c] *= cur[lv, c]
+                        s += P[kk, c]
+                    for c in range(Y):
+                        P[kk, c] /= s
+                e = 0.0
+                for c in range(Y):
+                    d = P[kk, c] - (1.0 if c == yr else 0.0)
+                    e += d * d
+                sq[kk, j + 1] += e
+    return sq
 
 
 def skdb_search(X: ArrayLike, y: ArrayLike, cards: ArrayLike, n_classes: int, k: int, m: float = 1.0,
