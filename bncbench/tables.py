@@ -46,8 +46,10 @@ if TYPE_CHECKING:
 BACKOFF_RULES = ("per_class", "any_class")
 """The back-off rules of the m-estimate (see the module docstring); the first is the default."""
 
-DENSE_LIMIT = 1 << 21
-"""Dense count tables up to this many entries (or DENSE_PER_ROW per training row) use a direct ``bincount``."""
+DENSE_LIMIT = 1 << 16
+"""Dense count tables up to this many entries (or DENSE_PER_ROW per training row) use a direct ``bincount``;
+larger ones count the seen configurations only (adult's KDB-5 tables of up to 1.2 M entries over 24 k rows:
+fit + predict 0.108 -> 0.070 s of CPU with 2**21 -> 2**16 here; same counts)."""
 DENSE_PER_ROW = 8
 ONE_PASS_LIMIT = 1 << 22
 """Dense tables of all factors with small parent spaces are counted in one compiled pass over
