@@ -14,7 +14,9 @@ third pass over the data of the paper): for each training instance its own
 contribution is subtracted from every count it touched (class prior and every
 parent-prefix level of every table) before predicting it, and one pass over
 the attributes in rank order scores every ``n'`` and every ``k'`` at once,
-because the candidate models are nested. Estimates are exactly those of
+because the candidate models are nested (one compiled pass over the instances,
+:func:`_loo_sq_errors`; connect-4's SkDB-5 search 1.5 -> 0.23 s of CPU against
+the numpy pass it replaced, adult's 0.42 -> 0.12 s). Estimates are exactly those of
 :class:`bncbench.tables.CountTables` fitted on the other ``N - 1`` rows:
 m-estimates with back-off to the longest parent prefix that has data for the
 class (see ``tests/test_skdb.py``, which checks this against refitting), or,
