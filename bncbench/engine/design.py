@@ -42,7 +42,7 @@ LOG_FLOOR = float(np.log(np.finfo(float).tiny))  # ~ -708: replaces log 0 (only 
 
 
 def backed_off_log_theta(tables: CountTables, factor: Factor, m: float) -> list[np.ndarray]:
-    """Per level, log theta[key, y, x] with the generative model's per-class back-off.
+    """Per level, log theta[key, y, x] with the generative model's back-off (per class, or any class).
 
     For class ``y`` a configuration with ``N(y, prefix) = 0`` takes the values
     of its longest prefix with data for ``y`` (level 0 is used as is); with the
