@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench_ccbn import best_time, load  # noqa: E402
 
 from bncbench import BNClassifier  # noqa: E402
-from bncbench.ccbn import build_problem  # noqa: E402
+from bncbench.engine.fit import build_problem  # noqa: E402
 from bncbench.engine.lr_mapping import LRMapping  # noqa: E402
 from bncbench.engine.problem import Problem  # noqa: E402
 

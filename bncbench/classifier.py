@@ -192,7 +192,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data,
                                 ensembles=parts.estimator.info.get("ensembles"), **parts.kwargs(parts.estimator))
         if parts.param.info.get("optimized"):
-            from bncbench.ccbn import fit_ccbn  # the discriminative parameter learning engine
+            from bncbench.engine.fit import fit_ccbn  # the discriminative parameter learning engine
 
             kwargs = parts.kwargs(parts.param)
             for comp in (INITS[self.init], OBJECTIVES[self.objective]):

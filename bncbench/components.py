@@ -32,7 +32,7 @@ from bncbench.registry import Registry
 
 STRUCTURES = Registry("structure", builtins=("bncbench.structures",), doc="structure learners")
 ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators",), doc="generative parameter estimates")
-PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")
+PARAMETERIZATIONS = Registry("param", builtins=("bncbench.engine.parameterizations",), doc="parameterizations")
 INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")

@@ -29,7 +29,7 @@ from conftest import data_dir_or_skip
 from scipy.optimize import minimize
 
 from bncbench import BNClassifier
-from bncbench.ccbn import _problem, factor_layout
+from bncbench.engine.fit import _problem, factor_layout
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "alr"
 RUNS = pd.read_csv(FIX / "train_full.csv")

@@ -24,13 +24,13 @@ from conftest import run_cli
 from scipy.special import softmax
 
 from bncbench import BNClassifier
-from bncbench.ccbn import build_problem
+from bncbench.engine.fit import build_problem
 from bncbench.components import INITS, OBJECTIVES
 from bncbench.engine.inits import Start
 from bncbench.engine.score_loss import ScoreLoss
 from bncbench.engine.params import ParamMap
 from bncbench.errors import BNCBenchError
-from bncbench.parameterizations import register_optimized
+from bncbench.engine.parameterizations import register_optimized
 from bncbench.registry import Hyperparameter, finite, integer
 
 HERE = Path(__file__).resolve().parent

@@ -5,7 +5,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from bncbench import BNClassifier
-from bncbench.ccbn import build_problem
+from bncbench.engine.fit import build_problem
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.engine.flops import bn_costs, lr_costs, roos_ones
 from bncbench.engine.lr_mapping import LRMapping

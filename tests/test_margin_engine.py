@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.ccbn import build_problem
+from bncbench.engine.fit import build_problem
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.engine.margin import MarginLoss, margin_loss
 

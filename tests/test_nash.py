@@ -238,7 +238,7 @@ def test_registered_nash_optimizers_fit_a_ccbn(opt):
 
 def test_the_flop_cost_seam_reads_the_parameter_map_or_a_callable():
     from bncbench import BNClassifier
-    from bncbench.ccbn import build_problem
+    from bncbench.engine.fit import build_problem
     from bncbench.engine.optim import optimize
 
     X, y, cards = _small()

@@ -14,7 +14,7 @@ from test_ccbn import MAPS, _data, _fd_check
 from test_ensemble_engine import _ensemble
 
 from bncbench import BNClassifier
-from bncbench.ccbn import _problem, factor_layout
+from bncbench.engine.fit import _problem, factor_layout
 from bncbench.engine.loss import Data
 from bncbench.engine.row_penalty import penalty_weights
 

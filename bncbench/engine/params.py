@@ -48,7 +48,7 @@ class ParamMap:
     log potentials ``Phi``; subclasses implement :meth:`phi`, :meth:`pullback` and
     :meth:`phi_full`, and the two reference points initializations build on, :meth:`origin` and
     :meth:`generative`. A subclass with hyperparameters of its own takes them as keyword
-    arguments after ``init`` (:func:`bncbench.parameterizations.register_optimized` declares them).
+    arguments after ``init`` (:func:`bncbench.engine.parameterizations.register_optimized` declares them).
 
     Parameters
     ----------

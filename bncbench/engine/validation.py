@@ -1,6 +1,6 @@
 """Early stopping on a validation part of the training data ("cross tuning", Pernkopf et al. §5).
 
-With ``optimizer_options={"validation_fraction": f, "patience": p}``, :func:`bncbench.ccbn.fit_ccbn`
+With ``optimizer_options={"validation_fraction": f, "patience": p}``, :func:`bncbench.engine.fit.fit_ccbn`
 holds out a stratified fraction ``f`` of the training rows (:func:`split`), optimizes on the
 rest, and the :class:`Validation` monitor scores every iterate on the held-out rows: its
 classification error and NLL go into the trace (``val_error``, ``val_nll``), and the fit stops
