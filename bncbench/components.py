@@ -32,8 +32,8 @@ from bncbench.registry import Registry
 
 STRUCTURES = Registry("structure", builtins=("bncbench.structures",), doc="structure learners")
 ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators",), doc="generative parameter estimates")
-PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")
-INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
+PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations", "bncbench.engine.ebnc"), doc="parameterizations")
+INITS = Registry("init", builtins=("bncbench.engine.inits", "bncbench.engine.ebnc_start"), doc="initializations of optimized parameters")
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
 BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")

@@ -207,14 +207,14 @@ def tan_ebnc(codes: np.ndarray, y: np.ndarray, cards, n_classes: int) -> list[tu
     return _prim_parents(ebnc_conditional_mutual_information(codes, y, cards, n_classes), 0)
 
 
-@STRUCTURES.register("tan_ebnc", label="TAN [EBNC code]",
+@STRUCTURES.register("tan_ebnc", label="TAN[EBNC]",
                      doc="TAN as the authors' EBNC code builds it: rooted at attribute 0 (compatibility mode)")
 def learn_tan_ebnc(data: TrainingData) -> LearnedStructure:
     """TAN rooted at attribute 0 (:func:`tan_ebnc`)."""
     return LearnedStructure.single(tan_ebnc(data.codes, data.y, data.cards, data.n_classes))
 
 
-@STRUCTURES.register("kdb_ebnc", label="KDB-${.k} [EBNC code]", hyperparameters=[K],
+@STRUCTURES.register("kdb_ebnc", label="KDB-${.k}[EBNC]", hyperparameters=[K],
                      doc="KDB-k as the authors' EBNC code builds it: Weka's sort order on ties (compatibility mode)")
 def learn_kdb_ebnc(data: TrainingData, *, k: int) -> LearnedStructure:
     """KDB-k with the EBNC code's ordering (:func:`kdb_ebnc`)."""
