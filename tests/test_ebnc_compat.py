@@ -179,3 +179,12 @@ def test_uniform_offset_changes_only_the_stop(datasets):
     without = BNClassifier(**kw, optimizer_options={**EBNC_OPTIONS, "uniform_offset": False}).fit(X, y).scorer_
     assert with_offset.trace[0]["nll"] == without.trace[0]["nll"]
     assert with_offset.n_iter == 52 and without.n_iter != 52  # the relative test fires elsewhere
+
+
+def test_ebnc_start_needs_one_network():
+    from bncbench.errors import BNCBenchError
+
+    X = np.random.default_rng(0).integers(0, 2, (40, 3))
+    y = (X[:, 0] ^ X[:, 1]).astype(int)
+    with pytest.raises(BNCBenchError, match="init 'ebnc'"):
+        BNClassifier(structure="anje", n=1, param="discriminative", init="ebnc", discretize=False).fit(X, y)

@@ -42,6 +42,7 @@ class EBNCExtended(Discriminative):
     """
 
     name = "ebnc_e"
+    normalizes = True  # its softmax needs every value of a factor (refused over AnJE's seen combinations only)
 
     def __init__(self, layout, gen, init) -> None:
         super().__init__(layout, gen, init)

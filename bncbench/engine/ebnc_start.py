@@ -12,6 +12,7 @@ import numpy as np
 
 from bncbench.components import INITS
 from bncbench.engine.inits import Start
+from bncbench.errors import BNCBenchError
 
 if TYPE_CHECKING:
     from bncbench.engine.params import ParamMap
@@ -35,10 +36,19 @@ class EBNCStart:
         Returns
         -------
         Start
+
+        Raises
+        ------
+        BNCBenchError
+            If the layout is not one network's (an ensemble, AnJE's subsets).
         """
         origin = pmap.origin()
         lay = pmap.layout
-        has_parent = np.array([False] + [len(f.parents) > 0 for f in lay.tables.factors])
+        factors = getattr(getattr(lay, "tables", None), "factors", None)
+        if factors is None:
+            raise BNCBenchError(f"init 'ebnc' starts one network's factors; this {type(lay).__name__} is not one "
+                                "(use NB, TAN or KDB)")
+        has_parent = np.array([False] + [len(f.parents) > 0 for f in factors])
         rows = has_parent[lay.row_factor[: pmap.nt]]
         x = np.where(rows[:, None], pmap.gen[: pmap.nt], 0.0).ravel()
         return Start(x, origin.rest)
