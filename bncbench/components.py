@@ -32,9 +32,12 @@ from bncbench.registry import Registry
 
 STRUCTURES = Registry("structure", builtins=("bncbench.structures",), doc="structure learners")
 ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators",), doc="generative parameter estimates")
-PARAMETERIZATIONS = Registry("param", builtins=("bncbench.engine.parameterizations",), doc="parameterizations")
-INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
-OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"), doc="objectives of optimized parameters")
+PARAMETERIZATIONS = Registry("param", builtins=("bncbench.engine.parameterizations", "bncbench.engine.ebnc"),
+                             doc="parameterizations")
+INITS = Registry("init", builtins=("bncbench.engine.inits", "bncbench.engine.ebnc_start"),
+                 doc="initializations of optimized parameters")
+OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"),
+                      doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
 BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm"), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")

@@ -15,6 +15,10 @@ Options (``optimizer_options``), all optional:
               ``"paper"``: relative reduction < 1e-32 or 10^4 iterations (§7).
 ``ftol``, ``gtol``, ``maxiter``  override the preset of ``stop``.
 ``history``   L-BFGS memory (default 10); ``maxfun`` (L-BFGS, default 20 maxiter).
+``maxls``     L-BFGS: line-search steps per iteration (default 40; 20 in L-BFGS-B
+              3.0's Fortran, which the EBNC code runs).
+``uniform_offset``  L-BFGS: minimize NLL − N ln nc (the EBNC code's objective; only
+              the relative stopping test changes; default false).
 ``xtol``      CGB: Brent's relative precision (default 2e-4, Feelders & Ivanovs).
 ``method``    sgd: ``"adagrad"`` (default) or ``"sgd"``; ``lr`` (default 0.1 /
               0.01), ``batch_size`` (default 256), ``seed`` (0); ``maxiter`` =
@@ -202,7 +206,8 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     x0 : ndarray of shape (n_params,)
         Starting point (float).
     opts : dict or None
-        ``stop``, ``ftol``, ``gtol``, ``maxiter``, ``history`` (memory, default 10) and ``maxfun``
+        ``stop``, ``ftol``, ``gtol``, ``maxiter``, ``history`` (memory, default 10), ``maxls`` (default 40), ``uniform_offset``
+        (stop on NLL − N ln nc) and ``maxfun``
         (evaluation limit, default ``20 * max(maxiter, 1)``); engine options are ignored.
 
     Returns
@@ -219,27 +224,43 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     BNCBenchError
         If an option or the stop rule is unknown, or ``maxiter`` is negative.
     """
-    s = _settings(opts, {"history": 10, "maxfun": None})
+    s = _settings(opts, {"history": 10, "maxfun": None, "uniform_offset": None, "maxls": 40})
     tr = Tracer(problem)
-    f0, _ = problem.fg(x0)
+    fg = _offset(problem) if s["uniform_offset"] else problem.fg
+    f0, _ = fg(x0)
     tr.record(x0)
     if s["maxiter"] == 0:
         return x0, tr.trace, 0
     options = {"maxiter": s["maxiter"], "ftol": s["ftol"], "gtol": s["gtol"], "maxcor": int(s["history"]),
-               "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": 40}
+               "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": int(s["maxls"])}
     ck = checkpoint.active()
     if ck is not None and lbfgsb.available():
-        return _lbfgs_checkpointed(problem, x0, f0, options, tr, ck)
+        return _lbfgs_checkpointed(problem, x0, f0, options, tr, ck, fg)
 
     def cb(intermediate_result):
         tr.record(intermediate_result.x)
 
-    res = minimize(problem.fg, x0, jac=True, method="L-BFGS-B", callback=cb, options=options)
+    res = minimize(fg, x0, jac=True, method="L-BFGS-B", callback=cb, options=options)
     return res.x, tr.trace, int(res.nit)
 
 
+def _offset(problem: Problem):
+    """``problem.fg`` minus N ln nc, the NLL of uniform class probabilities (option ``uniform_offset``).
+
+    The EBNC and ALR codes minimize NLL − N ln nc: the same minimizer and gradient, but L-BFGS-B's
+    relative-reduction test (factr) then stops elsewhere (``bncbench.engine.ebnc``).
+    """
+    off = float(problem.cll.data.total) * float(np.log(problem.pmap.Y))
+
+    def fg(x):
+        f, g = problem.fg(x)
+        return f - off, g
+
+    return fg
+
+
 def _lbfgs_checkpointed(problem: Problem, x0: np.ndarray, f0: float, options: dict, tr: Tracer,
-                        ck: "checkpoint.FitCheckpoint") -> tuple[np.ndarray, list[dict], int]:
+                        ck: "checkpoint.FitCheckpoint", fg=None) -> tuple[np.ndarray, list[dict], int]:
     """:func:`lbfgs`'s L-BFGS-B, saved every ``ck.every`` seconds and resumed from a matching save.
 
     The same iterates, trace (but its times) and ``n_iter`` as ``minimize`` gives, whether or not
@@ -258,7 +279,7 @@ def _lbfgs_checkpointed(problem: Problem, x0: np.ndarray, f0: float, options: di
         if st.task[0] != lbfgsb.STOP:
             saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0)
 
-    state = lbfgsb.run(problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
+    state = lbfgsb.run(fg or problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
                        maxls=options["maxls"], maxiter=options["maxiter"], maxfun=options["maxfun"],
                        on_iteration=on_iteration)
     return state.x, tr.trace, state.n_iter
@@ -522,7 +543,11 @@ _COMMON = (
 )
 OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
     *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),
-    _option("maxfun", int, [integer(1)], "evaluation limit (default 20 maxiter)")))(lbfgs)
+    _option("maxfun", int, [integer(1)], "evaluation limit (default 20 maxiter)"),
+    _option("maxls", int, [integer(1)], "line-search steps per iteration (default 40; L-BFGS-B 3.0's "
+            "Fortran, which the EBNC code runs, stops at 20)"),
+    _option("uniform_offset", bool, [bool], "stop on NLL - N ln nc, the EBNC code's objective (changes only the "
+            "relative stopping test; default false)")))(lbfgs)
 OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_COMMON)(cg)
 OPTIMIZERS.register("cgb", label=" [CGB]", hyperparameters=(
     *_COMMON, _option("xtol", float, [finite(0.0)], "Brent's relative precision (default 2e-4)")))(cgb)
