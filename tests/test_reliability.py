@@ -134,3 +134,87 @@ def test_cli_run_and_report_name_unreadable_records_and_go_on(tmp_path):
     assert again.returncode == 0, again.stderr
     assert f"bncbench: redoing unreadable record {a}" in again.stderr and "Traceback" not in again.stderr
     assert "11 already done, 1 ran ok" in again.stdout
+
+
+# ----------------------------------------------------------------------------- (4) one run at a time per store
+HOLD = ("import sys\nfrom bncbench.store import ResultStore\n"
+        "with ResultStore(sys.argv[1]).lock():\n    print('held', flush=True)\n    sys.stdin.read()\n")
+
+
+def _holder(root):
+    """A real process holding ``root``'s lock until its stdin closes."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=dict(os.environ))
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_run_waits_for_the_first_then_finds_its_work_done(tmp_path):
+    root = tmp_path / "iris"
+    holder = _holder(root)
+    err = tmp_path / "b.err"
+    with open(err, "w") as fh:
+        b = subprocess.Popen([sys.executable, "-m", "bncbench", *CLI_ARGS, f"results_dir={tmp_path}"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=fh, text=True, env=dict(os.environ, MPLBACKEND="Agg"))
+        deadline = time.time() + 120
+        while "waiting" not in err.read_text() and b.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        line = [ln for ln in err.read_text().splitlines() if "locked" in ln]
+        assert line == [f"bncbench: {root} is locked by the run of pid {holder.pid} on {os.uname().nodename} "
+                        f"(since {json.loads((root / '.lock').read_text())['since']}); waiting for it to end"], \
+            err.read_text()
+        assert b.poll() is None and not record_files(root)  # it waits, writing no record
+        holder.stdin.close()
+        holder.wait()
+        out, _ = b.communicate(timeout=300)
+    assert b.returncode == 0, err.read_text()
+    assert "12 ran ok" in out and not (root / ".lock").exists()
+
+
+def test_two_concurrent_runs_with_different_seeds_never_mix_records(tmp_path):
+    procs = [subprocess.Popen([sys.executable, "-m", "bncbench", *CLI_ARGS, f"seed={s}", f"results_dir={tmp_path}"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ, MPLBACKEND="Agg")) for s in (0, 1)]
+    results = [(p.wait(timeout=600), *p.communicate()) for p in procs]
+    codes = sorted(r[0] for r in results)
+    assert codes == [0, 2], results
+    refused = next(r for r in results if r[0] == 2)
+    errs = [ln for ln in refused[2].splitlines() if ln.startswith("bncbench: error:")]
+    assert len(errs) == 1 and "different configuration" in errs[0] and "Traceback" not in refused[2]
+    df = load_results(tmp_path / "iris")
+    assert len(df) == 12 and not df.duplicated(["dataset", "model", "round", "fold"]).any()
+
+
+def test_a_killed_runs_lock_is_taken_over(tmp_path):
+    root = tmp_path / "r"
+    holder = _holder(root)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    assert (root / ".lock").exists()  # left behind by kill -9
+    said = []
+    with ResultStore(root).lock(say=said.append):
+        assert json.loads((root / ".lock").read_text())["pid"] == os.getpid()
+    assert said == [] and not (root / ".lock").exists()
+    # a pid reused by another process (its start time differs) is a dead owner too
+    root.mkdir(exist_ok=True)
+    (root / ".lock").write_text(json.dumps({"host": os.uname().nodename, "pid": 1, "start": "-1", "since": "x"}))
+    with ResultStore(root).lock(say=said.append):
+        pass
+    assert said == []
+
+
+def test_a_lock_of_another_host_is_waited_for_and_named(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    lock = root / ".lock"
+    lock.write_text(json.dumps({"host": "node17", "pid": 4242, "start": "9", "since": "2026-11-25T10:00:00+00:00"}))
+    said = []
+
+    def say(msg):  # the other host's run ends: its lock goes
+        said.append(msg)
+        lock.unlink()
+
+    with ResultStore(root).lock(poll=0.01, say=say):
+        pass
+    assert said == [f"bncbench: {root} is locked by the run of pid 4242 on node17 (since 2026-11-25T10:00:00+00:00); "
+                    f"waiting for it to end (remove {lock} if that run is gone)"]
