@@ -218,3 +218,61 @@ def test_a_lock_of_another_host_is_waited_for_and_named(tmp_path):
         pass
     assert said == [f"bncbench: {root} is locked by the run of pid 4242 on node17 (since 2026-11-25T10:00:00+00:00); "
                     f"waiting for it to end (remove {lock} if that run is gone)"]
+
+
+# ----------------------------------------------------------------------------- (5) silent wrong data
+def _csv(path, columns, cls):
+    import pandas as pd
+
+    pd.DataFrame({**columns, "cls": cls}).to_csv(path, index=False)
+    return path
+
+
+def _load(path, **kw):
+    from bncbench.data.uci import load_file
+
+    return load_file(path, "cls", cache=False, **kw)
+
+
+def test_numeric_row_identifiers_are_warned_about(tmp_path):
+    from bncbench.errors import IdentifierWarning
+
+    rng = np.random.default_rng(0)
+    n = 200
+    cls = np.repeat(["a", "b"], n // 2)  # a file sorted by class
+    age = np.sort(rng.integers(18, 70, n))  # sorted by an ordinary attribute too: few distinct values
+    cols = {"id": np.arange(n), "shuffled": rng.permutation(n) + 1, "stamp": 1.7e9 + np.cumsum(rng.random(n)),
+            "gappy": np.delete(np.arange(n + 10), rng.choice(n + 10, 10, replace=False)),
+            "x": rng.normal(size=n), "age": age}
+    path = _csv(tmp_path / "ids.csv", cols, cls)
+    with pytest.warns(IdentifierWarning) as caught:
+        ds = _load(path)
+    msgs = [str(w.message) for w in caught if "numeric attribute" in str(w.message)]
+    assert msgs == [f"{path}: numeric attributes 'id' (a permutation of the row numbers, 200 distinct values on 200 "
+                    "rows), 'shuffled' (a permutation of the row numbers, 200 distinct values on 200 rows), 'stamp' "
+                    "(monotone with the row order, 200 distinct values on 200 rows), 'gappy' (a permutation of the row "
+                    "numbers, 200 distinct values on 200 rows) look like a row identifier, not evidence (discretized, a "
+                    "row number in a file sorted by class predicts the class perfectly and means nothing); drop them "
+                    "with the dataset option drop_identifiers: true"]
+    assert set(ds.meta["identifiers"]) == {"id", "shuffled", "stamp", "gappy"}
+    kept = _load(path, drop_identifiers=True)
+    assert list(kept.X.columns) == ["x", "age"]
+    # a measurement, a near-permutation with too many gaps, and tiny tables are left alone
+    ok = {"x": rng.normal(size=n), "sparse": rng.choice(10 * n, n, replace=False).astype(float)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdentifierWarning)
+        _load(_csv(tmp_path / "ok.csv", ok, cls))
+        _load(_csv(tmp_path / "tiny.csv", {"id": np.arange(10)}, cls[:: n // 10]))
+
+
+def test_missing_class_values_are_refused_or_dropped_with_a_warning(tmp_path):
+    from bncbench.errors import BNCBenchWarning
+
+    path = tmp_path / "nan.csv"
+    path.write_text("a,cls\n" + "".join(f"{i % 3},{c}\n" for i, c in
+                                        enumerate(["yes", "no", "NaN", "yes", "", "no", "nan", "yes", "no", "no"])))
+    with pytest.raises(BNCBenchError, match=r"line 4: missing class value \(3 rows\); set missing_class: drop"):
+        _load(path)
+    with pytest.warns(BNCBenchWarning, match=r"dropped 3 of 10 rows without a class value \(missing_class: drop\)"):
+        ds = _load(path, missing_class="drop")
+    assert ds.classes == ["no", "yes"] and ds.n_instances == 7

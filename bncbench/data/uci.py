@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -53,7 +54,7 @@ from bncbench.data.formats.arff import ArffAttribute, ArffTable, parse_arff  # n
 from bncbench.data.formats.common import _FORMATS, _cat_index, _read_text, _resolve_column
 from bncbench.data.formats.text import _fields, _parse_text
 from bncbench.data.identifiers import screen
-from bncbench.errors import BNCBenchError
+from bncbench.errors import BNCBenchError, BNCBenchWarning
 
 __all__ = [
     "ArffAttribute",
@@ -183,6 +184,8 @@ def _finish(
     miss = codes < 0
     if miss.any():
         if missing_class == "drop":
+            warnings.warn(BNCBenchWarning(f"{source}: dropped {int(miss.sum())} of {miss.size} rows without a class "
+                                          "value (missing_class: drop)"), stacklevel=2)
             keep = ~miss
             X = X.loc[keep]
             y = y[keep]

@@ -13,6 +13,11 @@ from bncbench.data.formats.common import _cat_index, _resolve_column, _to_float
 from bncbench.errors import BNCBenchError
 
 
+CLASS_MISSING = ("", "nan")
+"""Class values (stripped, lower-cased) read as missing besides the file's ``missing`` strings: what
+pandas and numpy write for a missing value (``missing_class`` decides: refused, or the rows dropped)."""
+
+
 def _fields(line: str, sep: str) -> list[str]:
     if sep == "whitespace":
         return line.split()
@@ -132,6 +137,8 @@ def _parse_text(
             if c != cls:
                 out[c] = s.to_numpy(dtype=np.float64)
             continue
+        if c == cls:  # an empty field or a literal NaN is a missing class value, never a class of its own
+            s = s.astype(object).where(~s.astype(str).str.strip().str.lower().isin(CLASS_MISSING), None)
         cat = pd.Categorical(s.astype(object).where(s.notna(), None))
         labels = [str(v).strip() for v in cat.categories]
         if c == cls and class_values:
