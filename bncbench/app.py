@@ -497,6 +497,33 @@ def _message(exc: BaseException) -> str:
     return ": ".join(parts)
 
 
+def check_results_dir(root: Path) -> None:
+    """Refuse, in one line, an experiment directory that cannot be created or written; create nothing.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The experiment's results directory (:attr:`Plan.root`).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``root`` or one of its ancestors is a file, or the nearest existing ancestor is on a
+        read-only file system or not writable by this user.
+    """
+    import os
+
+    at = Path(root)
+    while not at.exists() and at.parent != at:
+        at = at.parent
+    if not at.is_dir():
+        raise BNCBenchError(f"results_dir: {at} is a file, not a directory (the results would go to {root})")
+    read_only = bool(os.statvfs(at).f_flag & os.ST_RDONLY)
+    if read_only or not os.access(at, os.W_OK | os.X_OK):
+        why = "is on a read-only file system" if read_only else "is not writable"
+        raise BNCBenchError(f"results_dir: {at} {why} (the results would go to {root}); choose another results_dir")
+
+
 def _check_launcher(cfg: DictConfig) -> None:
     """A launcher that needs a command this machine lacks fails here, in one line, before any job starts."""
     import shutil
@@ -530,11 +557,13 @@ def run_cli(args: list[str]) -> int:
     Raises
     ------
     BNCBenchError
-        If the config directory does not exist, or a job fails the checks (Hydra's own errors
+        If the config directory does not exist, a job's results directory cannot be written
+        (:func:`check_results_dir`), or a job fails the checks (Hydra's own errors
         included, as one line).
     SystemExit
-        With code 2 when a job fails with a ``BNCBenchError`` inside the Hydra run (the message is
-        printed first); Hydra itself exits for its information flags and on its own errors.
+        With code 2 when a job fails with a ``BNCBenchError`` inside the Hydra run, 74 with an
+        ``OSError`` (a full disk: :func:`bncbench.errors.system_error`; the message is printed
+        first); Hydra itself exits for its information flags and on its own errors.
     """
     import hydra
 
@@ -557,6 +586,9 @@ def run_cli(args: list[str]) -> int:
             jobs = precheck(overrides, multirun)
         except HydraException as exc:
             raise BNCBenchError(" ".join(str(exc).split())) from None
+        for _, cfg, job in jobs:  # before Hydra makes its output directory under it (a dry run only reads)
+            if not cfg.get("dry_run"):
+                check_results_dir(job.root)
         if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
             for combo, cfg, plan in jobs:
                 _announce(plan)
@@ -574,6 +606,11 @@ def run_cli(args: list[str]) -> int:
         except BNCBenchError as exc:
             print(f"bncbench: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+        except OSError as exc:  # a full disk, a read-only directory: one line, not Hydra's traceback
+            from bncbench.errors import SYSTEM_ERROR_EXIT, system_error
+
+            print(f"bncbench: error: {system_error(exc)}", file=sys.stderr)
+            raise SystemExit(SYSTEM_ERROR_EXIT) from None
 
     old = sys.argv
     sys.argv = ["bncbench run", *args]

@@ -276,3 +276,80 @@ def test_missing_class_values_are_refused_or_dropped_with_a_warning(tmp_path):
     with pytest.warns(BNCBenchWarning, match=r"dropped 3 of 10 rows without a class value \(missing_class: drop\)"):
         ds = _load(path, missing_class="drop")
     assert ds.classes == ["no", "yes"] and ds.n_instances == 7
+
+
+# ----------------------------------------------------------------------------- (3) system errors: one line
+def _one_error_line(res):
+    assert "Traceback" not in res.stderr + res.stdout, res.stderr
+    errs = [ln for ln in res.stderr.splitlines() if ln.startswith("bncbench: error:")]
+    assert len(errs) == 1, res.stderr
+    return errs[0]
+
+
+@pytest.mark.parametrize("under", ["", "sub/dir"])
+def test_results_dir_that_is_or_is_under_a_file(tmp_path, under):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    res = run_cli([*CLI_ARGS, f"results_dir={f / under if under else f}"], cwd=tmp_path)
+    assert res.returncode == 2
+    assert _one_error_line(res) == (f"bncbench: error: results_dir: {f} is a file, not a directory (the results "
+                                    f"would go to {f / under / 'iris' if under else f / 'iris'})")
+    assert f.read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+@pytest.fixture
+def read_only_dir(tmp_path):
+    """A directory this process cannot write: a read-only tmpfs for root (which ignores modes), else mode 555."""
+    d = tmp_path / "ro"
+    d.mkdir()
+    if os.geteuid() != 0:
+        d.chmod(0o555)
+        yield d
+        d.chmod(0o755)
+        return
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(d)], capture_output=True).returncode:
+        pytest.skip("running as root without the right to mount a read-only tmpfs")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", str(d)], check=True)
+
+
+def test_a_read_only_results_dir_is_one_line(tmp_path, read_only_dir):
+    res = run_cli([*CLI_ARGS, f"results_dir={read_only_dir}"], cwd=tmp_path)
+    assert res.returncode == 2
+    line = _one_error_line(res)
+    assert line.startswith(f"bncbench: error: results_dir: {read_only_dir} is ") and "choose another results_dir" in line
+    assert not list(read_only_dir.iterdir())
+    rep = run_cli(["report", str(tmp_path), "--out", str(read_only_dir / "rep")], cwd=tmp_path)  # nothing there
+    assert rep.returncode == 2 and "no result records" in _one_error_line(rep)
+
+
+FULL_DISK = """import errno, sys
+import bncbench.store as store
+real, n = store.atomic_write_bytes, [0]
+def full(path, data):
+    if path.suffix == ".json" and "records" in path.parts:
+        n[0] += 1
+        if n[0] > 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+    return real(path, data)
+store.atomic_write_bytes = full
+from bncbench.__main__ import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_full_disk_is_one_line_leaves_nothing_half_written_and_the_rerun_completes(tmp_path):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    res = subprocess.run([sys.executable, "-c", FULL_DISK, *CLI_ARGS, "n_jobs=1", f"results_dir={tmp_path}"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 74, res.stderr
+    line = _one_error_line(res)
+    assert line.startswith("bncbench: error: no space left on the device of ") and "rerun the same command" in line
+    root = tmp_path / "iris"
+    assert len(record_files(root)) == 3
+    assert len(list(root.glob("records/*/*/*.npz"))) == 3  # the fourth's predictions went with its JSON
+    assert not list(root.glob("records/**/.tmp-*")) and not (root / ".lock").exists()
+    again = run_cli([*CLI_ARGS, f"results_dir={tmp_path}"], cwd=tmp_path)
+    assert again.returncode == 0 and "3 already done, 9 ran ok" in again.stdout
