@@ -12,6 +12,7 @@ by Hydra itself: every option a ``models:`` item names is composed from
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import sys
 from dataclasses import dataclass
@@ -208,12 +209,15 @@ def prepare(cfg: DictConfig) -> Plan:
         If ``name``, ``cv.rounds``, ``cv.folds`` or ``seed`` is missing or not usable (the name
         must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
         ``checkpoint_every`` is negative,
-        a dataset is unknown or unavailable, a model option, key or label is bad, a model's
+        a dataset is unknown or unavailable or cannot be evaluated by the protocol (too few rows,
+        a continuous class: :func:`bncbench.protocol.check_dataset_fits`), a model option, key
+        or label is bad, a model's
         components reject their hyperparameters, or the executor or its options are invalid.
     """
     from bncbench.data import registry
     from bncbench.executors import make_executor
     from bncbench.models import expand_models
+    from bncbench.protocol import check_dataset_fits
     from bncbench.runner import Protocol
 
     from hydra.utils import to_absolute_path
@@ -248,7 +252,8 @@ def prepare(cfg: DictConfig) -> Plan:
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
-    registry.check_available(datasets, data_dir)
+    registry.check_available(datasets, data_dir,  # too few rows, a continuous class: one line, before any task
+                             functools.partial(check_dataset_fits, folds=None if mode == "holdout" else folds))
     if mode == "holdout":  # every dataset needs a given train/test split: one line before any task
         from bncbench.data.given_split import holdout_indices
 
@@ -551,8 +556,9 @@ def run_cli(args: list[str]) -> int:
     Returns
     -------
     int
-        1 if a task of a job run in this process failed, else 0 (jobs of a parallel multirun
-        report in their own output).
+        1 if a task of a job failed, else 0; for a multirun, also when a job's store lacks a
+        successful record of one of its tasks (:func:`incomplete`: jobs a launcher ran in other
+        processes, submitit's, count too).
 
     Raises
     ------
@@ -577,6 +583,7 @@ def run_cli(args: list[str]) -> int:
     info_only = any(f in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c", "--resolve") or
                     f.startswith(("--cfg", "--info")) for f in flags)
     multirun = "-m" in flags or "--multirun" in flags
+    jobs: list = []
     if not info_only:
         try:
             from hydra.errors import HydraException
@@ -618,5 +625,30 @@ def run_cli(args: list[str]) -> int:
         _main()
     finally:
         sys.argv = old
-    # 1 when any task failed (jobs of a parallel multirun report in their own output)
-    return max(codes, default=0)
+    # 1 when any task failed; the jobs of a launcher's other processes (submitit) report through their stores
+    return max([*codes, *(incomplete(plan) for _, _, plan in jobs if multirun)], default=0)
+
+
+def incomplete(plan: Plan) -> int:
+    """1 if the store lacks a successful record of one of ``plan``'s tasks, else 0: whether a job failed,
+    whatever process (a launcher's) ran it.
+
+    Parameters
+    ----------
+    plan : Plan
+        A job's validated plan.
+
+    Returns
+    -------
+    int
+        1 when a task of the plan is failed, missing or unreadable (or the store holds another
+        configuration under its labels), 0 when every one has its record.
+    """
+    from bncbench.runner import pending_tasks
+
+    try:
+        _, pending = pending_tasks(plan.datasets, plan.models, results_root=plan.root, protocol=plan.protocol,
+                                   data_dir=plan.data_dir, retry_failed=True, move=False)
+    except BNCBenchError:
+        return 1
+    return int(bool(pending))

@@ -353,3 +353,53 @@ def test_a_full_disk_is_one_line_leaves_nothing_half_written_and_the_rerun_compl
     assert not list(root.glob("records/**/.tmp-*")) and not (root / ".lock").exists()
     again = run_cli([*CLI_ARGS, f"results_dir={tmp_path}"], cwd=tmp_path)
     assert again.returncode == 0 and "3 already done, 9 ran ok" in again.stdout
+
+
+# ----------------------------------------------------------------------------- (6) the smaller items
+@pytest.mark.parametrize("rows,message", [
+    ("1,x,yes\n2,y,no\n", "dataset 'tiny' has 2 rows; 2-fold cross-validation needs at least 4 (a test row in every "
+                          "fold, two training rows in every training part)"),
+    ("".join(f"{i},{'xy'[i % 2]},{i * 0.37:.2f}\n" for i in range(40)),
+     "dataset 'tiny': its class has 40 distinct values on 40 rows, fewer than two rows per class (a continuous "
+     "target?); a classifier needs a nominal class (discretize the target first)"),
+])
+def test_datasets_the_protocol_cannot_evaluate_are_refused_before_any_task(tmp_path, rows, message):
+    csv = tmp_path / "tiny.csv"
+    csv.write_text("a,b,cls\n" + rows)
+    res = run_cli(["run", f"dataset.names=[{{name:tiny,path:{csv},class_column:cls}}]", f"results_dir={tmp_path / 'r'}"],
+                  cwd=tmp_path)
+    assert res.returncode == 2
+    assert _one_error_line(res) == f"bncbench: error: {message}"
+    assert not (tmp_path / "r").exists()
+
+
+def test_min_rows_is_the_fewest_rows_every_fold_can_use():
+    from bncbench.protocol import cv_folds, min_rows
+
+    for k in range(2, 8):
+        n = min_rows(k)
+        for m, ok in ((n, True), (n - 1, False)):
+            fold = cv_folds(np.arange(m) % 2, seed=0, dataset="d", round_=0, folds=k)
+            sizes = np.bincount(fold, minlength=k)
+            assert ((sizes >= 1).all() and (m - sizes >= 2).all()) == ok, (k, m)
+
+
+def test_a_class_column_missing_from_a_headerless_file_says_so(tmp_path):
+    csv = tmp_path / "nohead.csv"
+    csv.write_text("".join(f"{i},{i % 3},x,y,{'ab'[i % 2]}\n" for i in range(30)))
+    with pytest.raises(BNCBenchError) as exc:
+        _load(csv)
+    assert str(exc.value) == (f"{csv}: no class column 'cls': the file has no header line naming it, so its first line "
+                              "(0, 0, x, y, a) was read as data and the columns are col1..col5; add a header line, or "
+                              "name the class column by position (class_column: last, first or an index)")
+
+
+def test_a_multirun_whose_tasks_all_fail_exits_1_on_the_submitit_launcher(tmp_path):
+    pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="hydra-submitit-launcher is not installed")
+    res = run_cli(["run", "-m", "hydra/launcher=submitit_local", "structure.name=custom", "+structure.parents=[[0]]",
+                   "dataset.names=[synth-nb]", "cv.rounds=1", "name=j0,j1", "progress=false", f"results_dir={tmp_path}"],
+                  cwd=tmp_path, timeout=600)
+    assert res.returncode == 1, res.stdout + res.stderr
+    for job in ("j0", "j1"):  # each job ran (in a process of its own) and recorded its failures
+        df = load_results(tmp_path / job)
+        assert len(df) == 2 and (df["status"] == "failed").all()
