@@ -403,3 +403,31 @@ def test_a_multirun_whose_tasks_all_fail_exits_1_on_the_submitit_launcher(tmp_pa
     for job in ("j0", "j1"):  # each job ran (in a process of its own) and recorded its failures
         df = load_results(tmp_path / job)
         assert len(df) == 2 and (df["status"] == "failed").all()
+
+
+def test_an_unreachable_dask_scheduler_fails_fast_in_one_line():
+    import socket
+
+    from bncbench.executors.dask import check_address
+
+    with socket.socket() as srv:  # a port nobody listens on: bound, never listening
+        srv.bind(("127.0.0.1", 0))
+        port = srv.getsockname()[1]
+        t0 = time.monotonic()
+        with pytest.raises(BNCBenchError, match=rf"executor dask: no scheduler answers at tcp://127.0.0.1:{port} "
+                                                r"\(Connection refused\); start one"):
+            check_address(f"tcp://127.0.0.1:{port}")
+        assert time.monotonic() - t0 < 5  # refused at once, not Dask's 30 s
+        srv.listen()
+        check_address(f"tcp://127.0.0.1:{port}")  # a listening scheduler passes
+    with pytest.raises(BNCBenchError, match="is not tcp://HOST:PORT"):
+        check_address("tcp://somewhere")
+    check_address("ucx://10.0.0.1:13337")  # other protocols are Dask's
+
+
+def test_an_unreachable_dask_scheduler_stops_the_run_before_anything_is_written(tmp_path):
+    pytest.importorskip("distributed", reason="dask is not installed (pip install -e '.[dask]')")
+    res = run_cli(["run", "executor=dask", "executor.address=tcp://127.0.0.1:1", "dataset.names=[synth-nb]",
+                   f"results_dir={tmp_path / 'r'}"], cwd=tmp_path, timeout=60)
+    assert res.returncode == 2 and "no scheduler answers at tcp://127.0.0.1:1" in _one_error_line(res)
+    assert not (tmp_path / "r").exists()
