@@ -49,8 +49,8 @@ def system_error(exc: OSError) -> str:
     where = exc.filename if exc.filename is not None else ""
     reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
     if exc.errno == errno.ENOSPC:
-        return (f"no space left on the device of {where}: finished tasks are saved and nothing half-written is "
-                "left; free some space and rerun the same command to resume")
+        return (f"no space left on the device{f' of {where}' if where else ''}: finished tasks are saved and "
+                "nothing half-written is left; free some space and rerun the same command to resume")
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return f"cannot write {where}: {reason} (results_dir and the report's --out need a writable directory)"
     if exc.errno == errno.ENOTDIR:

@@ -305,11 +305,13 @@ def atomic_file(path: Path):
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:  # a write, a full disk:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc  # name the file it was for
         raise
 
 
