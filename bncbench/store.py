@@ -552,9 +552,12 @@ class ResultStore:
         pid, process start time and command line. A run that finds it held by a live process
         says so once (``say``) and waits until it is released; a lock whose owner is dead (this
         host, and its pid gone or reused by another process) is stale, and is taken over, so a
-        run killed with ``kill -9`` never blocks the next one. A lock held from another host
-        cannot be checked: the run waits, and the message says which file to remove if that
-        run is gone. The lock is re-entrant within one process.
+        run killed with ``kill -9`` never blocks the next one. The owner refreshes the file's
+        modification time every :data:`LOCK_HEARTBEAT` seconds; a lock held from another host,
+        whose pid cannot be checked, is stale once not refreshed for :data:`LOCK_STALE_AFTER`
+        seconds (a job killed on another node), and until then the run waits, its message
+        saying which file to remove if that run is gone. The lock is re-entrant within one
+        process.
 
         Parameters
         ----------
@@ -592,7 +595,7 @@ class ResultStore:
                         if time.time() - path.stat().st_mtime > 10:
                             _break_lock(path, None)
                             continue
-                elif _owner_dead(owner):
+                elif _owner_dead(owner, path):
                     _break_lock(path, owner)
                     continue
                 if not told:
@@ -601,7 +604,8 @@ class ResultStore:
                            f"{owner.get('host')} (since {owner.get('since')}); waiting for it to end"
                            if owner else f"bncbench: {self.root} is locked; waiting")
                     if owner and owner.get("host") != me["host"]:
-                        msg += f" (remove {path} if that run is gone)"
+                        msg += (f" (remove {path} if that run is gone; it is taken over once not refreshed for "
+                                f"{LOCK_STALE_AFTER / 60:g} minutes)")
                     (say or (lambda m: print(m, file=sys.stderr, flush=True)))(msg)
                 time.sleep(poll)
                 continue
@@ -614,9 +618,20 @@ class ResultStore:
                 path.unlink(missing_ok=True)
                 raise
             break
+        import threading
+
+        stop = threading.Event()
+
+        def heartbeat():  # a run on another host tells a live lock from a dead one by this
+            while not stop.wait(LOCK_HEARTBEAT):
+                with contextlib.suppress(OSError):
+                    os.utime(path)
+
+        threading.Thread(target=heartbeat, name="bncbench-lock", daemon=True).start()
         try:
             yield
         finally:
+            stop.set()
             if _same_process(_read_lock(path) or {}, me):
                 path.unlink(missing_ok=True)
 
@@ -681,6 +696,10 @@ class ResultStore:
 
 
 LOCK_NAME = ".lock"
+LOCK_HEARTBEAT = 60.0
+"""Seconds between two refreshes of a held lock file's modification time (:meth:`ResultStore.lock`)."""
+LOCK_STALE_AFTER = 600.0
+"""A lock of another host not refreshed for this many seconds is stale (its run is gone)."""
 
 
 def _start_time(pid: int) -> str | None:
@@ -714,10 +733,16 @@ def _read_lock(path: Path) -> dict | None:
     return owner if isinstance(owner, dict) and "pid" in owner else None
 
 
-def _owner_dead(owner: dict) -> bool:
-    """Whether a lock's owner is gone: on this host, its pid does not exist or now names a later process."""
+def _owner_dead(owner: dict, path: Path) -> bool:
+    """Whether a lock's owner is gone: on this host, its pid does not exist or now names a later process;
+    on another host, the lock has not been refreshed for :data:`LOCK_STALE_AFTER` seconds."""
     if owner.get("host") != socket.gethostname():
-        return False
+        import time
+
+        try:
+            return time.time() - path.stat().st_mtime > LOCK_STALE_AFTER
+        except OSError:
+            return False
     try:
         pid = int(owner["pid"])
     except (TypeError, ValueError):

@@ -217,7 +217,31 @@ def test_a_lock_of_another_host_is_waited_for_and_named(tmp_path):
     with ResultStore(root).lock(poll=0.01, say=say):
         pass
     assert said == [f"bncbench: {root} is locked by the run of pid 4242 on node17 (since 2026-11-25T10:00:00+00:00); "
-                    f"waiting for it to end (remove {lock} if that run is gone)"]
+                    f"waiting for it to end (remove {lock} if that run is gone; it is taken over once not refreshed "
+                    "for 10 minutes)"]
+    # a lock of another host that its owner stopped refreshing (a job killed on another node) is stale
+    lock.write_text(json.dumps({"host": "node17", "pid": 4242, "start": "9", "since": "x"}))
+    old = time.time() - 601
+    os.utime(lock, (old, old))
+    said.clear()
+    with ResultStore(root).lock(poll=0.01, say=said.append):
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
+    assert said == []
+
+
+def test_a_held_lock_is_refreshed(tmp_path, monkeypatch):
+    import bncbench.store as store_mod
+
+    monkeypatch.setattr(store_mod, "LOCK_HEARTBEAT", 0.01)
+    root = tmp_path / "r"
+    with ResultStore(root).lock():
+        lock = root / ".lock"
+        old = time.time() - 1000
+        os.utime(lock, (old, old))
+        deadline = time.time() + 30
+        while lock.stat().st_mtime < old + 500 and time.time() < deadline:
+            time.sleep(0.01)
+        assert lock.stat().st_mtime > old + 500
 
 
 # ----------------------------------------------------------------------------- (5) silent wrong data
