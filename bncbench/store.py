@@ -5,13 +5,16 @@ Layout under ``results/<experiment>/``::
     records/<dataset>/<model>/r<round>f<fold>-<key>.json   # scalars, trace, status
     records/<dataset>/<model>/r<round>f<fold>-<key>.npz    # per-test-instance predictions
     records/<dataset>/<model>/r<round>f<fold>-<key>.fit<i>.npz  # while it runs: a long fit's checkpoint
+    .lock                                                     # while a run writes: its owner (ResultStore.lock)
 
 ``key`` is a hash of everything that determines the task (dataset identity,
 model parameters, seed, protocol, round, fold). A record is written to a
 temporary file in the same directory and renamed into place, predictions
-first and the JSON last, so the JSON's presence means the task is complete;
-a sweep killed at any moment leaves no partial record behind and a rerun
-skips what is done. A long L-BFGS fit saves its state beside the record to be
+first and the JSON last, so a sweep killed at any moment leaves no partial
+record behind. A record is complete when its JSON parses and, for a success,
+its predictions load (:func:`record_problem`): a rerun skips those and redoes
+the others (a file damaged after it was written), and readers name and leave
+them out. One run at a time writes into a store (:meth:`ResultStore.lock`). A long L-BFGS fit saves its state beside the record to be
 (``.fit<i>.npz``, :mod:`bncbench.engine.checkpoint`): the rerun of a killed
 task goes on from there; the files are removed once the record is written.
 """
