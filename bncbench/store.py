@@ -14,7 +14,8 @@ first and the JSON last, so a sweep killed at any moment leaves no partial
 record behind. A record is complete when its JSON parses and, for a success,
 its predictions load (:func:`record_problem`): a rerun skips those and redoes
 the others (a file damaged after it was written), and readers name and leave
-them out. One run at a time writes into a store (:meth:`ResultStore.lock`). A long L-BFGS fit saves its state beside the record to be
+them out. One run at a time writes into a store (:meth:`ResultStore.lock`).
+A long L-BFGS fit saves its state beside the record to be
 (``.fit<i>.npz``, :mod:`bncbench.engine.checkpoint`): the rerun of a killed
 task goes on from there; the files are removed once the record is written.
 """

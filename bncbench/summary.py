@@ -105,9 +105,10 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
         try:
             arr = load_predictions(path, keys=("test_index", "y_true", "y_pred"))  # not the class probabilities
         except Exception as exc:  # noqa: BLE001 - corrupt within a sound archive (zlib, CRC, a short member)
+            why = f"{type(exc).__name__}: {str(exc).splitlines()[0]}" if str(exc) else type(exc).__name__
             warnings.warn(UnreadableRecordWarning(
-                f"unreadable record {path}: predictions ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                "no bias and variance for its dataset and model (a rerun of the experiment redoes it)"), stacklevel=2)
+                f"unreadable record {path}: predictions ({why}); no bias and variance for its dataset and model "
+                "(a rerun of the experiment redoes it)"), stacklevel=2)
             return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
         preds[rounds.index(rnd), arr["test_index"]] = arr["y_pred"]
         y_true[arr["test_index"]] = arr["y_true"]

@@ -191,12 +191,13 @@ def screen(
     else:
         warn_identifiers(found, len(X), where, advice, stacklevel=stacklevel + 1)
         if numeric:
-            n = len(X)
-            items = ", ".join(f"{name!r} ({why}, {k} distinct values on {n} rows)" for name, (k, why) in numeric.items())
+            n, one = len(X), len(numeric) == 1
+            items = ", ".join(f"{name!r} ({why}, {k} distinct values on {n} rows)"
+                              for name, (k, why) in numeric.items())
             warnings.warn(IdentifierWarning(
-                f"{where}: numeric attribute{'s' if len(numeric) > 1 else ''} {items} look{'' if len(numeric) > 1 else 's'} "
-                "like a row identifier, not evidence (discretized, a row number in a file sorted by class predicts "
-                f"the class perfectly and means nothing); {advice.replace('{it}', 'it' if len(numeric) == 1 else 'them')}"),
+                f"{where}: numeric attribute{'' if one else 's'} {items} look{'s' if one else ''} like a row "
+                "identifier, not evidence (discretized, a row number in a file sorted by class predicts the class "
+                f"perfectly and means nothing); {advice.replace('{it}', 'it' if one else 'them')}"),
                 stacklevel=stacklevel + 1)
     return X, {**found, **{name: k for name, (k, _) in numeric.items()}}
 

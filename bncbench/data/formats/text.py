@@ -87,7 +87,8 @@ def _parse_text(
         shown = [f.strip().strip("'\"") for f in _fields(lines[keep[0]], sep)][:8]
         raise BNCBenchError(
             f"{source}: no class column {class_column!r}: the file has no header line naming it, so its first line "
-            f"({', '.join(shown)}{', ...' if ncols > 8 else ''}) was read as data and the columns are col1..col{ncols}; "
+            f"({', '.join(shown)}{', ...' if ncols > 8 else ''}) was read as data and the columns are "
+            f"col1..col{ncols}; "
             "add a header line, or name the class column by position (class_column: last, first or an index)")
     cls = _resolve_column(class_column, names, source)
 
