@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         The exit code: 0 on success (also for ``--help`` and a closed output pipe), 2 for usage
-        or input errors (no command at all, unknown command, a ``BNCBenchError``), 130 when
+        or input errors (no command at all, unknown command, a ``BNCBenchError``), 74 for a
+        system error (an ``OSError``: a full disk, a file that cannot be written; one line,
+        :func:`bncbench.errors.system_error`), 130 when
         interrupted (Ctrl-C), 143 when stopped by SIGTERM (:class:`Terminated`: the same
         clean-up), otherwise the subcommand's own code (1 when ``run`` had failed tasks).
     """
@@ -109,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a full disk, a read-only directory, a path through a file: one line
+        from bncbench.errors import SYSTEM_ERROR_EXIT, system_error
+
+        print(f"bncbench: error: {system_error(exc)}", file=sys.stderr)
+        return SYSTEM_ERROR_EXIT
     except KeyboardInterrupt as exc:
         how = "stopped by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
         print(f"bncbench: {how} (finished tasks are saved; rerun to resume)", file=sys.stderr)

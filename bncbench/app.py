@@ -12,6 +12,7 @@ by Hydra itself: every option a ``models:`` item names is composed from
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import sys
 from dataclasses import dataclass
@@ -208,12 +209,15 @@ def prepare(cfg: DictConfig) -> Plan:
         If ``name``, ``cv.rounds``, ``cv.folds`` or ``seed`` is missing or not usable (the name
         must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
         ``checkpoint_every`` is negative,
-        a dataset is unknown or unavailable, a model option, key or label is bad, a model's
+        a dataset is unknown or unavailable or cannot be evaluated by the protocol (too few rows,
+        a continuous class: :func:`bncbench.protocol.check_dataset_fits`), a model option, key
+        or label is bad, a model's
         components reject their hyperparameters, or the executor or its options are invalid.
     """
     from bncbench.data import registry
     from bncbench.executors import make_executor
     from bncbench.models import expand_models
+    from bncbench.protocol import check_dataset_fits
     from bncbench.runner import Protocol
 
     from hydra.utils import to_absolute_path
@@ -248,7 +252,8 @@ def prepare(cfg: DictConfig) -> Plan:
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
-    registry.check_available(datasets, data_dir)
+    registry.check_available(datasets, data_dir,  # too few rows, a continuous class: one line, before any task
+                             functools.partial(check_dataset_fits, folds=None if mode == "holdout" else folds))
     if mode == "holdout":  # every dataset needs a given train/test split: one line before any task
         from bncbench.data.given_split import holdout_indices
 
@@ -497,6 +502,33 @@ def _message(exc: BaseException) -> str:
     return ": ".join(parts)
 
 
+def check_results_dir(root: Path) -> None:
+    """Refuse, in one line, an experiment directory that cannot be created or written; create nothing.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The experiment's results directory (:attr:`Plan.root`).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``root`` or one of its ancestors is a file, or the nearest existing ancestor is on a
+        read-only file system or not writable by this user.
+    """
+    import os
+
+    at = Path(root)
+    while not at.exists() and at.parent != at:
+        at = at.parent
+    if not at.is_dir():
+        raise BNCBenchError(f"results_dir: {at} is a file, not a directory (the results would go to {root})")
+    read_only = bool(os.statvfs(at).f_flag & os.ST_RDONLY)
+    if read_only or not os.access(at, os.W_OK | os.X_OK):
+        why = "is on a read-only file system" if read_only else "is not writable"
+        raise BNCBenchError(f"results_dir: {at} {why} (the results would go to {root}); choose another results_dir")
+
+
 def _check_launcher(cfg: DictConfig) -> None:
     """A launcher that needs a command this machine lacks fails here, in one line, before any job starts."""
     import shutil
@@ -524,17 +556,20 @@ def run_cli(args: list[str]) -> int:
     Returns
     -------
     int
-        1 if a task of a job run in this process failed, else 0 (jobs of a parallel multirun
-        report in their own output).
+        1 if a task of a job failed, else 0; for a multirun, also when a job's store lacks a
+        successful record of one of its tasks (:func:`incomplete`: jobs a launcher ran in other
+        processes, submitit's, count too).
 
     Raises
     ------
     BNCBenchError
-        If the config directory does not exist, or a job fails the checks (Hydra's own errors
+        If the config directory does not exist, a job's results directory cannot be written
+        (:func:`check_results_dir`), or a job fails the checks (Hydra's own errors
         included, as one line).
     SystemExit
-        With code 2 when a job fails with a ``BNCBenchError`` inside the Hydra run (the message is
-        printed first); Hydra itself exits for its information flags and on its own errors.
+        With code 2 when a job fails with a ``BNCBenchError`` inside the Hydra run, 74 with an
+        ``OSError`` (a full disk: :func:`bncbench.errors.system_error`; the message is printed
+        first); Hydra itself exits for its information flags and on its own errors.
     """
     import hydra
 
@@ -548,6 +583,7 @@ def run_cli(args: list[str]) -> int:
     info_only = any(f in ("--help", "-h", "--hydra-help", "--info", "--cfg", "-c", "--resolve") or
                     f.startswith(("--cfg", "--info")) for f in flags)
     multirun = "-m" in flags or "--multirun" in flags
+    jobs: list = []
     if not info_only:
         try:
             from hydra.errors import HydraException
@@ -557,6 +593,9 @@ def run_cli(args: list[str]) -> int:
             jobs = precheck(overrides, multirun)
         except HydraException as exc:
             raise BNCBenchError(" ".join(str(exc).split())) from None
+        for _, cfg, job in jobs:  # before Hydra makes its output directory under it (a dry run only reads)
+            if not cfg.get("dry_run"):
+                check_results_dir(job.root)
         if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
             for combo, cfg, plan in jobs:
                 _announce(plan)
@@ -574,6 +613,11 @@ def run_cli(args: list[str]) -> int:
         except BNCBenchError as exc:
             print(f"bncbench: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
+        except OSError as exc:  # a full disk, a read-only directory: one line, not Hydra's traceback
+            from bncbench.errors import SYSTEM_ERROR_EXIT, system_error
+
+            print(f"bncbench: error: {system_error(exc)}", file=sys.stderr)
+            raise SystemExit(SYSTEM_ERROR_EXIT) from None
 
     old = sys.argv
     sys.argv = ["bncbench run", *args]
@@ -581,5 +625,30 @@ def run_cli(args: list[str]) -> int:
         _main()
     finally:
         sys.argv = old
-    # 1 when any task failed (jobs of a parallel multirun report in their own output)
-    return max(codes, default=0)
+    # 1 when any task failed; the jobs of a launcher's other processes (submitit) report through their stores
+    return max([*codes, *(incomplete(plan) for _, _, plan in jobs if multirun)], default=0)
+
+
+def incomplete(plan: Plan) -> int:
+    """1 if the store lacks a successful record of one of ``plan``'s tasks, else 0: whether a job failed,
+    whatever process (a launcher's) ran it.
+
+    Parameters
+    ----------
+    plan : Plan
+        A job's validated plan.
+
+    Returns
+    -------
+    int
+        1 when a task of the plan is failed, missing or unreadable (or the store holds another
+        configuration under its labels), 0 when every one has its record.
+    """
+    from bncbench.runner import pending_tasks
+
+    try:
+        _, pending = pending_tasks(plan.datasets, plan.models, results_root=plan.root, protocol=plan.protocol,
+                                   data_dir=plan.data_dir, retry_failed=True, move=False)
+    except BNCBenchError:
+        return 1
+    return int(bool(pending))

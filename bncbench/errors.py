@@ -24,3 +24,35 @@ class IdentifierWarning(BNCBenchWarning):
 
     See :mod:`bncbench.data.identifiers` for the definition.
     """
+
+
+SYSTEM_ERROR_EXIT = 74
+"""The command line's exit code for a system error (``EX_IOERR`` of ``sysexits.h``): a file or
+directory that cannot be read or written, a full disk (:func:`system_error`)."""
+
+
+def system_error(exc: OSError) -> str:
+    """One line for an operating-system error, naming the file and what to do.
+
+    Parameters
+    ----------
+    exc : OSError
+        The error (``errno``, ``strerror`` and ``filename`` are used when set).
+
+    Returns
+    -------
+    str
+        ``"<what> <file>: <reason>"``, one line, without a traceback.
+    """
+    import errno
+
+    where = exc.filename if exc.filename is not None else ""
+    reason = exc.strerror or " ".join(str(exc).split()) or type(exc).__name__
+    if exc.errno == errno.ENOSPC:
+        return (f"no space left on the device{f' of {where}' if where else ''}: finished tasks are saved and "
+                "nothing half-written is left; free some space and rerun the same command to resume")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"cannot write {where}: {reason} (results_dir and the report's --out need a writable directory)"
+    if exc.errno == errno.ENOTDIR:
+        return f"cannot create {where}: a part of the path is a file, not a directory"
+    return f"{where}: {reason}" if where else reason

@@ -193,3 +193,53 @@ def kohavi_wolpert(
     bias = float(np.mean(0.5 * np.sum(np.square(onehot - p), axis=1)))
     variance = float(np.mean(0.5 * (1.0 - np.sum(np.square(p), axis=1))))
     return {"error": error, "bias": bias, "variance": variance}
+
+
+def min_rows(folds: int) -> int:
+    """The fewest rows ``folds``-fold cross-validation can evaluate: a test row in every fold, and
+    at least two training rows in every training part (``n - ceil(n / folds) >= 2``).
+
+    Parameters
+    ----------
+    folds : int
+        Folds per round (>= 2).
+
+    Returns
+    -------
+    int
+        4 for 2 folds, ``folds`` for 3 or more.
+    """
+    n = int(folds)
+    while n - -(-n // folds) < 2:
+        n += 1
+    return n
+
+
+def check_dataset_fits(ds, *, folds: int | None) -> None:
+    """Refuse, before any task, a dataset the protocol cannot evaluate (one line naming why).
+
+    Parameters
+    ----------
+    ds : bncbench.data.dataset.Dataset
+        The loaded dataset.
+    folds : int or None
+        Folds per round of cross-validation; ``None`` for the holdout protocol (its given split
+        is checked where it is read).
+
+    Raises
+    ------
+    BNCBenchError
+        If ``folds`` is given and the dataset has fewer rows than :func:`min_rows`; or if its
+        class has more distinct values than half its rows (fewer than two rows per class on
+        average: a continuous target read as a class, whose every fold would score about 1.0).
+    """
+    from bncbench.errors import BNCBenchError
+
+    if folds is not None and ds.n_instances < min_rows(folds):
+        raise BNCBenchError(f"dataset {ds.name!r} has {ds.n_instances} rows; {folds}-fold cross-validation needs at "
+                            f"least {min_rows(folds)} (a test row in every fold, two training rows in every training "
+                            "part)")
+    if ds.n_classes > ds.n_instances / 2:
+        raise BNCBenchError(f"dataset {ds.name!r}: its class has {ds.n_classes} distinct values on {ds.n_instances} "
+                            "rows, fewer than two rows per class (a continuous target?); a classifier needs a nominal "
+                            "class (discretize the target first)")

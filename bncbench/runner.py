@@ -483,6 +483,10 @@ def pending_tasks(
         rekeyed += moved_from is not None
         if done:
             continue
+        problem = store.problem(path)
+        if problem is not None:  # a truncated JSON, a missing or corrupt .npz: the task runs again
+            print(f"bncbench: {'redoing' if move else 'would redo'} unreadable record {path}: {problem}",
+                  file=sys.stderr)
         # a dry run leaves the legacy record where it is; a real run has moved it already
         others = [p for p in store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
                   if p != moved_from]
@@ -504,6 +508,19 @@ def _hms(seconds: float) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
+def _holding_store_lock(run):
+    """``run`` (:func:`run_experiment`) within its store's lock (:meth:`bncbench.store.ResultStore.lock`),
+    after removing the predictions a killed or failed write left without their JSON."""
+    @functools.wraps(run)
+    def locked(*args, results_root, **kwargs):
+        store = ResultStore(results_root)
+        with store.lock():
+            store.clean_strays()
+            return run(*args, results_root=results_root, **kwargs)
+    return locked
+
+
+@_holding_store_lock
 def run_experiment(
     datasets: list[dict],
     models: list[ModelSpec],
@@ -523,7 +540,11 @@ def run_experiment(
     default joblib with ``n_jobs`` workers. Raises :class:`BNCBenchError`
     before running anything when the results directory already holds records
     of another configuration under one of the plan's (dataset, model label)
-    pairs, so summaries never mix them.
+    pairs, so summaries never mix them. The run holds the store's lock throughout
+    (:meth:`bncbench.store.ResultStore.lock`): a second run into the same store waits for it
+    (saying once whose run it waits for), then finds its tasks done; a killed run's lock is
+    taken over. A record that is not sound (:func:`bncbench.store.record_problem`) is redone,
+    and said so on stderr.
 
     Parameters
     ----------

@@ -5,13 +5,17 @@ Layout under ``results/<experiment>/``::
     records/<dataset>/<model>/r<round>f<fold>-<key>.json   # scalars, trace, status
     records/<dataset>/<model>/r<round>f<fold>-<key>.npz    # per-test-instance predictions
     records/<dataset>/<model>/r<round>f<fold>-<key>.fit<i>.npz  # while it runs: a long fit's checkpoint
+    .lock                                                     # while a run writes: its owner (ResultStore.lock)
 
 ``key`` is a hash of everything that determines the task (dataset identity,
 model parameters, seed, protocol, round, fold). A record is written to a
 temporary file in the same directory and renamed into place, predictions
-first and the JSON last, so the JSON's presence means the task is complete;
-a sweep killed at any moment leaves no partial record behind and a rerun
-skips what is done. A long L-BFGS fit saves its state beside the record to be
+first and the JSON last, so a sweep killed at any moment leaves no partial
+record behind. A record is complete when its JSON parses and, for a success,
+its predictions load (:func:`record_problem`): a rerun skips those and redoes
+the others (a file damaged after it was written), and readers name and leave
+them out. One run at a time writes into a store (:meth:`ResultStore.lock`).
+A long L-BFGS fit saves its state beside the record to be
 (``.fit<i>.npz``, :mod:`bncbench.engine.checkpoint`): the rerun of a killed
 task goes on from there; the files are removed once the record is written.
 """
@@ -25,7 +29,9 @@ import json
 import os
 import re
 import socket
+import sys
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
@@ -33,8 +39,70 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from bncbench.errors import BNCBenchError, BNCBenchWarning
+
 RECORD_VERSION = 1
 TMP_PREFIX = ".tmp-"
+ARRAYS = ("test_index", "y_true", "y_pred", "proba")
+"""The per-test-instance arrays a successful record's ``.npz`` holds (:meth:`ResultStore.problem` checks them)."""
+
+
+class UnreadableRecordWarning(BNCBenchWarning):
+    """A stored record cannot be read (truncated JSON, a missing or corrupt ``.npz``): it is left out."""
+
+
+def record_problem(path: str | os.PathLike) -> tuple[dict | None, str | None]:
+    """A record read back, or why it cannot be used: a record is sound only when its JSON *and* its arrays load.
+
+    The JSON must parse to an object; a record with ``status: ok`` must have a ``.npz`` beside it
+    that opens as a zip archive holding every array of :data:`ARRAYS` (the archive's directory is
+    read, not the arrays' data: a truncated, emptied or deleted file is caught without
+    decompressing anything).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A record's JSON path.
+
+    Returns
+    -------
+    record : dict or None
+        The parsed JSON (``None`` if it cannot be read or parsed).
+    problem : str or None
+        ``None`` for a sound record, else one phrase: ``"no such file"``, ``"unreadable JSON
+        (...)"``, ``"predictions missing (...npz)"``, ``"unreadable predictions (...)"``.
+    """
+    import zipfile
+
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None, "no such file"
+    except (OSError, ValueError) as exc:
+        return None, f"unreadable JSON ({_short(exc)})"
+    if not isinstance(record, dict):
+        return None, "unreadable JSON (not an object)"
+    if record.get("status") != "ok":
+        return record, None
+    npz = path.with_suffix(".npz")
+    try:
+        with zipfile.ZipFile(npz) as z:
+            names = {n.removesuffix(".npy") for n in z.namelist()}
+    except FileNotFoundError:
+        return record, f"predictions missing ({npz.name})"
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+        return record, f"unreadable predictions {npz.name} ({_short(exc)})"
+    lacking = [a for a in ARRAYS if a not in names]
+    if lacking:
+        return record, f"unreadable predictions {npz.name} (no {', '.join(lacking)})"
+    return record, None
+
+
+def _short(exc: BaseException) -> str:
+    """An exception as ``Type: first line``."""
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass
@@ -241,11 +309,13 @@ def atomic_file(path: Path):
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:  # a write, a full disk:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc  # name the file it was for
         raise
 
 
@@ -327,17 +397,30 @@ class ResultStore:
         Returns
         -------
         bool
-            False if ``path`` does not exist; with ``retry_failed``, also False if it cannot be
-            read or parsed or its status is not ``"ok"``.
+            False if ``path`` does not exist or the record is not sound (:func:`record_problem`:
+            its JSON or, for a success, its predictions cannot be read), whatever ``retry_failed``;
+            with ``retry_failed``, also False if its status is not ``"ok"``.
         """
-        if not path.exists():
+        record, problem = record_problem(path)
+        if problem is not None:
             return False
-        if not retry_failed:
-            return True
-        try:
-            return json.loads(path.read_text()).get("status") == "ok"
-        except (OSError, ValueError):
-            return False
+        return not retry_failed or record.get("status") == "ok"
+
+    def problem(self, path: Path) -> str | None:
+        """Why the stored record at ``path`` cannot be used; ``None`` if it is sound or absent.
+
+        Parameters
+        ----------
+        path : pathlib.Path
+            A record's JSON path.
+
+        Returns
+        -------
+        str or None
+            :func:`record_problem`'s phrase for an existing record that is not sound.
+        """
+        _, problem = record_problem(path)
+        return None if problem == "no such file" else problem
 
     def path_of(self, rec: TaskRecord) -> Path:
         """Where ``rec`` is written.
@@ -397,14 +480,20 @@ class ResultStore:
         OSError
             If a file cannot be written.
         """
+        record = {**record, "record_version": RECORD_VERSION}
+        blob = json.dumps(record, default=json_default).encode()
         if arrays:
             import io
 
             buf = io.BytesIO()
             np.savez_compressed(buf, **arrays)
             atomic_write_bytes(path.with_suffix(".npz"), buf.getvalue())
-        record = {**record, "record_version": RECORD_VERSION}
-        atomic_write_bytes(path, json.dumps(record, default=json_default).encode())
+        try:
+            atomic_write_bytes(path, blob)
+        except BaseException:
+            if arrays and not path.exists():  # no predictions without their JSON (a full disk, a kill)
+                path.with_suffix(".npz").unlink(missing_ok=True)
+            raise
 
     def clean_temp(self) -> int:
         """Remove temporary files left by killed writers; returns how many.
@@ -433,6 +522,122 @@ class ResultStore:
             tmp.unlink(missing_ok=True)
             n += 1
         return n
+
+    def clean_strays(self) -> int:
+        """Remove predictions without their JSON (``.npz`` files a killed or failed write left); returns how many.
+
+        A record's ``.npz`` is written before its JSON, so a process stopped between the two
+        (a kill, a full disk) leaves one behind; it is never read, and a rerun rewrites it.
+        Fit checkpoints (``.fit<i>.npz``) are not strays. Call it while holding :meth:`lock`.
+
+        Returns
+        -------
+        int
+            Number of files removed.
+        """
+        n = 0
+        for npz in self.root.glob("records/*/*/*.npz"):
+            if re.search(r"\.fit\d+$", npz.stem) or npz.with_suffix(".json").exists():
+                continue
+            npz.unlink(missing_ok=True)
+            n += 1
+        return n
+
+    @property
+    def lock_path(self) -> Path:
+        """The store's lock file, ``root/.lock`` (:meth:`lock`)."""
+        return self.root / LOCK_NAME
+
+    @contextlib.contextmanager
+    def lock(self, *, poll: float = 1.0, say=None):
+        """Hold the store's lock for the block: one run at a time writes into a store; a second one waits.
+
+        The lock is the file :attr:`lock_path`, created exclusively, holding its owner's host,
+        pid, process start time and command line. A run that finds it held by a live process
+        says so once (``say``) and waits until it is released; a lock whose owner is dead (this
+        host, and its pid gone or reused by another process) is stale, and is taken over, so a
+        run killed with ``kill -9`` never blocks the next one. The owner refreshes the file's
+        modification time every :data:`LOCK_HEARTBEAT` seconds; a lock held from another host,
+        whose pid cannot be checked, is stale once not refreshed for :data:`LOCK_STALE_AFTER`
+        seconds (a job killed on another node), and until then the run waits, its message
+        saying which file to remove if that run is gone. The lock is re-entrant within one
+        process.
+
+        Parameters
+        ----------
+        poll : float, default=1.0
+            Seconds between attempts while waiting.
+        say : callable, optional
+            Receives the one waiting message; default: printed to stderr.
+
+        Yields
+        ------
+        None
+
+        Raises
+        ------
+        OSError
+            If the results directory cannot be created or the lock file written.
+        """
+        import time
+
+        me = _owner()
+        path = self.lock_path
+        held = _read_lock(path)
+        if held is not None and _same_process(held, me):  # re-entrant
+            yield
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        told = False
+        while True:
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                owner = _read_lock(path)
+                if owner is None:  # being written this instant, or left empty by a writer killed at once
+                    with contextlib.suppress(OSError):
+                        if time.time() - path.stat().st_mtime > 10:
+                            _break_lock(path, None)
+                            continue
+                elif _owner_dead(owner, path):
+                    _break_lock(path, owner)
+                    continue
+                if not told:
+                    told = True
+                    msg = (f"bncbench: {self.root} is locked by the run of pid {owner.get('pid')} on "
+                           f"{owner.get('host')} (since {owner.get('since')}); waiting for it to end"
+                           if owner else f"bncbench: {self.root} is locked; waiting")
+                    if owner and owner.get("host") != me["host"]:
+                        msg += (f" (remove {path} if that run is gone; it is taken over once not refreshed for "
+                                f"{LOCK_STALE_AFTER / 60:g} minutes)")
+                    (say or (lambda m: print(m, file=sys.stderr, flush=True)))(msg)
+                time.sleep(poll)
+                continue
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    json.dump(me, fh)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except BaseException:
+                path.unlink(missing_ok=True)
+                raise
+            break
+        import threading
+
+        stop = threading.Event()
+
+        def heartbeat():  # a run on another host tells a live lock from a dead one by this
+            while not stop.wait(LOCK_HEARTBEAT):
+                with contextlib.suppress(OSError):
+                    os.utime(path)
+
+        threading.Thread(target=heartbeat, name="bncbench-lock", daemon=True).start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if _same_process(_read_lock(path) or {}, me):
+                path.unlink(missing_ok=True)
 
     def rekey(self, old: Path, new: Path, key: str) -> bool:
         """Move the record at ``old`` (JSON and predictions) to ``new``, under ``key``.
@@ -494,6 +699,80 @@ class ResultStore:
         return [p for p in path.parent.glob(f"r{round_}f{fold}-*.json") if p != path]
 
 
+LOCK_NAME = ".lock"
+LOCK_HEARTBEAT = 60.0
+"""Seconds between two refreshes of a held lock file's modification time (:meth:`ResultStore.lock`)."""
+LOCK_STALE_AFTER = 600.0
+"""A lock of another host not refreshed for this many seconds is stale (its run is gone)."""
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _owner() -> dict:
+    """This process as a lock owner: host, pid, start time, when and the command line."""
+    import datetime
+
+    pid = os.getpid()
+    return {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid),
+            "since": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "argv": " ".join(sys.argv)}
+
+
+def _same_process(a: dict, b: dict) -> bool:
+    return (a.get("host"), a.get("pid"), a.get("start")) == (b.get("host"), b.get("pid"), b.get("start"))
+
+
+def _read_lock(path: Path) -> dict | None:
+    try:
+        owner = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return owner if isinstance(owner, dict) and "pid" in owner else None
+
+
+def _owner_dead(owner: dict, path: Path) -> bool:
+    """Whether a lock's owner is gone: on this host, its pid does not exist or now names a later process;
+    on another host, the lock has not been refreshed for :data:`LOCK_STALE_AFTER` seconds."""
+    if owner.get("host") != socket.gethostname():
+        import time
+
+        try:
+            return time.time() - path.stat().st_mtime > LOCK_STALE_AFTER
+        except OSError:
+            return False
+    try:
+        pid = int(owner["pid"])
+    except (TypeError, ValueError):
+        return True
+    if not _alive(pid):
+        return True
+    start = owner.get("start")
+    now = _start_time(pid)
+    return start is not None and now is not None and now != start
+
+
+def _break_lock(path: Path, owner: dict | None) -> None:
+    """Remove a stale lock, unless another run has broken and retaken it meanwhile."""
+    aside = path.with_name(f"{path.name}.stale-{socket.gethostname()}-{os.getpid()}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return
+    taken = _read_lock(aside)
+    if taken is not None and (owner is None or not _same_process(taken, owner)):
+        # a live lock taken by another run after our check: put it back where it was
+        with contextlib.suppress(OSError):
+            os.link(aside, path)
+    aside.unlink(missing_ok=True)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -542,7 +821,7 @@ def record_files(root: str | os.PathLike) -> list[Path]:
     return sorted(Path(root).glob("records/*/*/*.json"))
 
 
-def load_results(root: str | os.PathLike, *, with_trace: bool = False) -> pd.DataFrame:
+def load_results(root: str | os.PathLike, *, with_trace: bool = False, strict: bool = False) -> pd.DataFrame:
     """All records of an experiment directory as one long-format DataFrame.
 
     One row per (dataset, model, round, fold) task. Columns include
@@ -552,26 +831,39 @@ def load_results(root: str | os.PathLike, *, with_trace: bool = False) -> pd.Dat
     (``env.numpy``, ``env.cpu``, ...); ``trace`` (a list of per-iteration
     dicts) is kept only with ``with_trace=True``. ``path`` points at the record.
 
+    A record that is not sound (:func:`record_problem`: its JSON cannot be parsed, or a
+    successful record's predictions are missing or unreadable) is left out, and one
+    :class:`UnreadableRecordWarning` per such record names it and why (the command line prints
+    each as one ``bncbench: warning:`` line); rerunning the experiment redoes them.
+
     Parameters
     ----------
     root : str or os.PathLike
         The experiment's results directory.
     with_trace : bool, default=False
         Keep the ``trace`` column.
+    strict : bool, default=False
+        Refuse a store with an unsound record instead of leaving it out.
 
     Returns
     -------
     pandas.DataFrame
-        One row per readable record of :func:`record_files`, in their order (a record that
-        cannot be read or parsed is skipped); a ``param.*`` value that is a list or dict is
-        its JSON text. An empty frame without columns when there is no record.
+        One row per sound record of :func:`record_files`, in their order; a ``param.*`` value
+        that is a list or dict is its JSON text. An empty frame without columns when there is no
+        record.
+
+    Raises
+    ------
+    BNCBenchError
+        With ``strict``, if a record is not sound (one line: how many, and the first of them).
     """
     rows = []
+    bad = []
     for p in record_files(root):
-        try:
-            rec = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue  # unreadable records cannot exist (atomic writes), but never crash a report
+        rec, problem = record_problem(p)
+        if problem is not None:
+            bad.append((p, problem))
+            continue
         if not with_trace:
             rec.pop("trace", None)
         model_params = rec.pop("model_params", {}) or {}
@@ -581,6 +873,12 @@ def load_results(root: str | os.PathLike, *, with_trace: bool = False) -> pd.Dat
             rec[f"env.{k}"] = v
         rec["path"] = str(p)
         rows.append(rec)
+    if bad and strict:
+        raise BNCBenchError(f"{len(bad)} unreadable record(s) under {root}, first {bad[0][0]}: {bad[0][1]} "
+                            "(rerun the experiment to redo them)")
+    for p, problem in bad:
+        warnings.warn(UnreadableRecordWarning(f"unreadable record {p}: {problem}; left out (a rerun of the "
+                                              "experiment redoes it)"), stacklevel=2)
     return pd.DataFrame(rows)
 
 

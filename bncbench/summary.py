@@ -8,6 +8,7 @@ column ``holdout``, :data:`HOLDOUT_NOTE`).
 
 from __future__ import annotations
 
+import warnings
 from typing import Iterable
 
 import numpy as np
@@ -15,7 +16,7 @@ import pandas as pd
 
 from bncbench.errors import BNCBenchError
 from bncbench.protocol import kohavi_wolpert
-from bncbench.store import load_predictions, load_results
+from bncbench.store import UnreadableRecordWarning, load_predictions, load_results
 
 METRICS = ("zero_one", "rmse", "bias", "variance", "train_time", "test_time")
 FOLD_STD = ("zero_one", "rmse", "train_time", "test_time")
@@ -101,7 +102,14 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     preds = np.full((len(rounds), n), -1, dtype=np.int64)
     y_true = np.full(n, -1, dtype=np.int64)
     for path, rnd in zip(ok["path"], ok["round"]):
-        arr = load_predictions(path, keys=("test_index", "y_true", "y_pred"))  # not the class probabilities
+        try:
+            arr = load_predictions(path, keys=("test_index", "y_true", "y_pred"))  # not the class probabilities
+        except Exception as exc:  # noqa: BLE001 - corrupt within a sound archive (zlib, CRC, a short member)
+            why = f"{type(exc).__name__}: {str(exc).splitlines()[0]}" if str(exc) else type(exc).__name__
+            warnings.warn(UnreadableRecordWarning(
+                f"unreadable record {path}: predictions ({why}); no bias and variance for its dataset and model "
+                "(a rerun of the experiment redoes it)"), stacklevel=2)
+            return {"bias": np.nan, "variance": np.nan, "kw_error": np.nan}
         preds[rounds.index(rnd), arr["test_index"]] = arr["y_pred"]
         y_true[arr["test_index"]] = arr["y_true"]
     if (preds < 0).any():

@@ -115,13 +115,17 @@ def test_near_identifier_and_numeric_unique_columns_do_not_warn(tmp_path):
     p = splice_like(tmp_path / "two.arff", batch_values=180)
     with pytest.warns(IdentifierWarning, match=r"attributes 'Instance_name' \(200 .*\), 'batch' \(180 "):
         uci.load_file(p, "class")
-    # a numeric column unique on every row (a measurement, a numeric row index) is discretized by MDL
+    # a numeric column unique on every row (a measurement) is discretized by MDL
     csv = tmp_path / "num.csv"
-    csv.write_text("row,x,cls\n" + "".join(f"{i},{i % 3},{'ab'[i % 2]}\n" for i in range(50)))
+    csv.write_text("m,x,cls\n" + "".join(f"{np.sin(i):.6f},{i % 3},{'ab'[i % 2]}\n" for i in range(50)))
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         ds = uci.load_file(csv, "cls")
     assert not _identifier_warnings(rec) and ds.numeric_mask.tolist() == [True, True]
+    # a numeric row index is a row identifier (issue #36: tests/test_reliability.py)
+    csv.write_text("row,x,cls\n" + "".join(f"{i},{i % 3},{'ab'[i % 2]}\n" for i in range(50)))
+    with pytest.warns(IdentifierWarning, match=r"numeric attribute 'row' \(a permutation of the row numbers"):
+        uci.load_file(csv, "cls", cache=False)
 
 
 def test_path_dataset_option_and_the_run_fingerprint(tmp_path):

@@ -21,7 +21,7 @@ from bncbench import settings
 
 __all__ = ["CACHE_VERSION", "cache_dir", "cache_file", "read_cached", "write_cached"]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: an empty or NaN class value is missing (was a class of its own)
 """Bumped whenever the parsed representation changes; part of every cache key."""
 
 _CLASS_COL = "__class__"

@@ -25,6 +25,16 @@ Why these numbers:
 * *20 rows.* Below that, "nearly every row" says little (a 10-row table may well have a
   10-valued attribute by design), and toy data is left alone.
 
+**Numeric row identifiers.** MDL cannot single rows out of a numeric column, but a running
+row number in a file sorted by class is cut into the class itself (a near-perfect, meaningless
+predictor). A *numeric* attribute is a row identifier when ``n >= IDENTIFIER_MIN_ROWS``, at least
+``IDENTIFIER_SHARE * n`` rows hold distinct values, and either its values are (nearly) a
+permutation of the row numbers (integers, spanning at most ``n / IDENTIFIER_SHARE`` consecutive
+values: ``0..n-1``, ``1..n`` with a few gaps, in any order) or it is monotone with the row order
+(at least ``MONOTONE_SHARE`` of the steps between consecutive present values go the same way: a
+row number, a timestamp of a log). The distinct-share condition keeps a file sorted by an
+ordinary attribute (age, a count) out.
+
 Identifiers are detected, never dropped silently: loaders warn (one
 :class:`~bncbench.errors.IdentifierWarning` naming the columns) and drop them only with the
 dataset option ``drop_identifiers`` (default false: the papers kept such columns);
@@ -41,14 +51,18 @@ import pandas as pd
 
 from bncbench.errors import IdentifierWarning
 
-__all__ = ["IDENTIFIER_MIN_ROWS", "IDENTIFIER_SHARE", "describe", "find_identifiers", "frame_identifiers",
-           "screen", "warn_identifiers"]
+__all__ = ["IDENTIFIER_MIN_ROWS", "IDENTIFIER_SHARE", "MONOTONE_SHARE", "describe", "find_identifiers",
+           "frame_identifiers", "numeric_identifiers", "screen", "warn_identifiers"]
 
 IDENTIFIER_SHARE = 0.9
 """A nominal attribute with at least this share of distinct values per row is an identifier."""
 
 IDENTIFIER_MIN_ROWS = 20
 """Tables with fewer rows are not checked."""
+
+MONOTONE_SHARE = 0.99
+"""A numeric attribute whose consecutive present values move one way in at least this share of the
+steps is monotone with the row order."""
 
 
 def find_identifiers(columns: Iterable[tuple[str, np.ndarray, int]], n_rows: int) -> dict[str, int]:
@@ -104,10 +118,49 @@ def frame_identifiers(X: pd.DataFrame) -> dict[str, int]:
     return find_identifiers(cols, len(X))
 
 
+def numeric_identifiers(X: pd.DataFrame) -> dict[str, tuple[int, str]]:
+    """The numeric row identifiers of a typed table (see the module's definition).
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Float columns are numeric; other columns are not looked at.
+
+    Returns
+    -------
+    dict of str to (int, str)
+        Identifier name to its number of distinct present values and why: ``"a permutation of
+        the row numbers"`` or ``"monotone with the row order"``; empty for a table of fewer than
+        :data:`IDENTIFIER_MIN_ROWS` rows.
+    """
+    n = len(X)
+    out: dict[str, tuple[int, str]] = {}
+    if n < IDENTIFIER_MIN_ROWS:
+        return out
+    limit = IDENTIFIER_SHARE * n
+    for c in X.columns:
+        if not pd.api.types.is_float_dtype(X[c].dtype):
+            continue
+        v = X[c].to_numpy(dtype=np.float64)
+        v = v[~np.isnan(v)]
+        if v.size < limit:
+            continue
+        distinct = int(np.unique(v).size)
+        if distinct < limit:
+            continue
+        if np.all(v == np.round(v)) and v.max() - v.min() + 1 <= n / IDENTIFIER_SHARE:
+            out[str(c)] = (distinct, "a permutation of the row numbers")
+            continue
+        step = np.sign(np.diff(v))
+        if max(np.count_nonzero(step > 0), np.count_nonzero(step < 0)) >= MONOTONE_SHARE * step.size:
+            out[str(c)] = (distinct, "monotone with the row order")
+    return out
+
+
 def screen(
     X: pd.DataFrame, where: str, drop: bool, advice: str, stacklevel: int = 2
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Find the identifiers of a typed table; drop them, or warn once.
+    """Find the identifiers of a typed table; drop them, or warn (once for nominal ones, once for numeric ones).
 
     Parameters
     ----------
@@ -127,14 +180,26 @@ def screen(
     X : pandas.DataFrame
         The table, without the identifiers if ``drop``.
     found : dict of str to int
-        Identifier name to its number of distinct values (dropped or not).
+        Identifier name to its number of distinct values (dropped or not), nominal ones
+        (:func:`frame_identifiers`) and numeric row identifiers (:func:`numeric_identifiers`; one
+        warning of their own).
     """
     found = frame_identifiers(X)
-    if found and drop:
-        X = X.drop(columns=list(found))
+    numeric = numeric_identifiers(X)
+    if (found or numeric) and drop:
+        X = X.drop(columns=[*found, *numeric])
     else:
         warn_identifiers(found, len(X), where, advice, stacklevel=stacklevel + 1)
-    return X, found
+        if numeric:
+            n, one = len(X), len(numeric) == 1
+            items = ", ".join(f"{name!r} ({why}, {k} distinct values on {n} rows)"
+                              for name, (k, why) in numeric.items())
+            warnings.warn(IdentifierWarning(
+                f"{where}: numeric attribute{'' if one else 's'} {items} look{'s' if one else ''} like a row "
+                "identifier, not evidence (discretized, a row number in a file sorted by class predicts the class "
+                f"perfectly and means nothing); {advice.replace('{it}', 'it' if one else 'them')}"),
+                stacklevel=stacklevel + 1)
+    return X, {**found, **{name: k for name, (k, _) in numeric.items()}}
 
 
 def describe(found: dict[str, int], n_rows: int) -> str:

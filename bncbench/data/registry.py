@@ -282,7 +282,7 @@ def _load(spec: dict, data_dir: str | None) -> Dataset:
     raise BNCBenchError(f"dataset {name!r}: unknown source {src!r}")
 
 
-def check_available(specs: list[dict], data_dir: str | None) -> None:
+def check_available(specs: list[dict], data_dir: str | None, check=None) -> None:
     """Fail early, with one line, when a dataset cannot be used.
 
     Registry files must be present in the data directory; then every dataset
@@ -298,6 +298,9 @@ def check_available(specs: list[dict], data_dir: str | None) -> None:
         without a ``directory`` of its own) is among ``specs``, even when ``$BNCBENCH_DATA_DIR``
         is set; an entry with its own ``directory`` is found as
         :func:`bncbench.data.locate.entry_dir` finds it.
+    check : callable, optional
+        Called with every loaded :class:`~bncbench.data.dataset.Dataset`, e.g. to refuse one the
+        protocol cannot evaluate (:func:`bncbench.protocol.check_dataset_fits`).
 
     Raises
     ------
@@ -323,4 +326,6 @@ def check_available(specs: list[dict], data_dir: str | None) -> None:
                     "or `python -m bncbench data check`)"
                 )
     for s in specs:
-        load(s, data_dir)
+        ds = load(s, data_dir)
+        if check is not None:
+            check(ds)

@@ -9,6 +9,7 @@ transforms (:func:`bncbench.data.transforms.apply_transforms`) and caches the re
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -19,7 +20,7 @@ from bncbench.data.cache import cache_file, read_cached, write_cached
 from bncbench.data.formats.common import resolve_column
 from bncbench.data.parse import parse_file
 from bncbench.data.transforms import apply_transforms
-from bncbench.errors import BNCBenchError
+from bncbench.errors import BNCBenchError, BNCBenchWarning
 
 __all__ = ["SPEC_KEYS", "typed_table"]
 
@@ -94,6 +95,8 @@ def _finish(
     miss = codes < 0
     if miss.any():
         if missing_class == "drop":
+            warnings.warn(BNCBenchWarning(f"{source}: dropped {int(miss.sum())} of {miss.size} rows without a class "
+                                          "value (missing_class: drop)"), stacklevel=2)
             keep = ~miss
             X = X.loc[keep]
             y = y[keep]

@@ -31,6 +31,8 @@ JOBQUEUES = ("slurm",)
 def _check(values: dict) -> None:
     """Before any task: distributed importable; for ``jobqueue=slurm`` dask-jobqueue, sbatch, a memory, no address."""
     require("distributed", "dask", "dask")
+    if values["address"] is not None and values["jobqueue"] is None:
+        check_address(values["address"])
     if values["jobqueue"] is None:
         return
     from bncbench.executors.jobqueue import load
@@ -43,6 +45,43 @@ def _check(values: dict) -> None:
         raise BNCBenchError("executor dask: jobqueue=slurm needs executor.mem_gb, the memory of one worker job "
                             "(its worker is stopped beyond it)")
     require_commands("dask", ("sbatch",), " (jobqueue=slurm; without it the workers are local processes)")
+
+
+def check_address(address: str, timeout: float = 5.0) -> None:
+    """Before any task, and before anything is written: a TCP scheduler ``address`` must accept a connection.
+
+    Parameters
+    ----------
+    address : str
+        ``tcp://host:port`` (or ``host:port``); other protocols (``tls://``, ``ucx://``, ...) are
+        left to Dask.
+    timeout : float, default=5.0
+        Seconds to wait for the connection.
+
+    Raises
+    ------
+    BNCBenchError
+        If the address has no port, or nothing accepts a connection there within ``timeout``
+        (one line; Dask itself would wait 30 seconds and more).
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(address if "://" in address else f"tcp://{address}")
+    if url.scheme != "tcp":
+        return
+    try:
+        host, port = url.hostname, url.port
+    except ValueError:
+        host = port = None
+    if not host or port is None:
+        raise BNCBenchError(f"executor dask: address {address!r} is not tcp://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise BNCBenchError(f"executor dask: no scheduler answers at {address} ({reason}); start one (`dask "
+                            "scheduler`) or leave executor.address unset for a cluster of the run") from None
 
 
 @EXECUTORS.register("dask", label="", check=_check, hyperparameters=[

@@ -142,7 +142,9 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     overrides : dict, optional
         Command-line options (keys ``config``, ``supplement``, ``pairs``, ``reference``, ``metrics``,
         ``models``, ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``,
-        ``friedman_models``, ``figures``, ``n_jobs``); None values are ignored. Not modified.
+        ``friedman_models``, ``figures``, ``n_jobs``, ``strict``: refuse an unreadable record instead
+        of naming and leaving it out, :func:`~bncbench.store.load_results`); None values are
+        ignored. Not modified.
         ``supplement`` is another run's ``summary.csv`` whose rows complete the summary, its
         models that the records lack included when it names their parameters
         (:func:`~bncbench.report.supplement.supplement_summary`).
@@ -181,7 +183,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     name = exp_name or results_dir.resolve().name
     out = Path(out_dir) if out_dir else Path("reports") / name
 
-    records = load_results(results_dir, with_trace=True)
+    records = load_results(results_dir, with_trace=True, strict=bool(overrides.pop("strict", False)))
     wanted = overrides.get("models") or section.get("models")
     if wanted:
         records = records[records["model"].isin(list(wanted))]

@@ -54,6 +54,8 @@ def parser() -> argparse.ArgumentParser:
                    help="Big datasets have more rows than this (default: 10,000, Zaidi et al. 2017)")
     p.add_argument("--subsets", nargs="+", metavar="SUBSET", help="dataset subsets: All Little Big (default: All Big)")
     p.add_argument("--no-figures", action="store_true", help="tables only")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a results directory with an unreadable record (default: name it and leave it out)")
     p.add_argument("-j", "--jobs", type=int, help="processes drawing figures (default: min(4, CPUs))")
     return p
 
@@ -98,6 +100,7 @@ def main(argv: list[str]) -> int:
         "big_threshold": args.big_threshold,
         "subsets": args.subsets,
         "n_jobs": args.jobs,
+        "strict": args.strict,
     }
     make_report(args.results_dir, args.out, overrides=overrides)
     return 0

@@ -14,6 +14,10 @@ from bncbench.errors import BNCBenchError
 
 __all__ = ["parse_text", "split_fields"]
 
+CLASS_MISSING = ("", "nan")
+"""Class values (stripped, lower-cased) read as missing besides the file's ``missing`` strings: what
+pandas and numpy write for a missing value (``missing_class`` decides: refused, or the rows dropped)."""
+
 
 def split_fields(line: str, sep: str) -> list[str]:
     """The fields of one line: ``sep`` a separator character or ``"whitespace"`` (runs of blanks).
@@ -131,6 +135,14 @@ def parse_text(
             "(malformed or truncated line)"
         )
     linenos = [i + 1 for i in keep]
+    if not header and names == [f"col{j + 1}" for j in range(ncols)] and isinstance(class_column, str) \
+            and class_column not in ("first", "last") and class_column.lower() not in names:
+        shown = [f.strip().strip("'\"") for f in split_fields(lines[keep[0]], sep)][:8]
+        raise BNCBenchError(
+            f"{source}: no class column {class_column!r}: the file has no header line naming it, so its first line "
+            f"({', '.join(shown)}{', ...' if ncols > 8 else ''}) was read as data and the columns are "
+            f"col1..col{ncols}; "
+            "add a header line, or name the class column by position (class_column: last, first or an index)")
     cls = resolve_column(class_column, names, source)
 
     types = types or {}
@@ -186,6 +198,8 @@ def parse_text(
             if c != cls:
                 out[c] = s.to_numpy(dtype=np.float64)
             continue
+        if c == cls:  # an empty field or a literal NaN is a missing class value, never a class of its own
+            s = s.astype(object).where(~s.astype(str).str.strip().str.lower().isin(CLASS_MISSING), None)
         cat = pd.Categorical(s.astype(object).where(s.notna(), None))
         labels = [str(v).strip() for v in cat.categories]
         if c == cls and class_values:
