@@ -26,7 +26,7 @@ from bncbench.paths import conf_dir
 if TYPE_CHECKING:
     from bncbench.executors import Executor
     from bncbench.models import ModelSpec
-    from bncbench.runner import Protocol
+    from bncbench.protocol import Protocol
 
 
 @dataclass
@@ -43,8 +43,8 @@ class Plan:
         Resolved dataset specs (:func:`bncbench.data.registry.resolve`), each checked to be loadable.
     models : list of ModelSpec
         The experiment's models (:func:`bncbench.models.expand_models`), each checked to build.
-    protocol : bncbench.runner.Protocol
-        Seed, rounds and folds of the cross-validation.
+    protocol : bncbench.protocol.Protocol
+        Seed, rounds and folds of the cross-validation (or the holdout mode).
     data_dir : str or None
         Absolute data directory from the config's ``data_dir``, or None (the default location).
     executor : Executor or None, default=None
@@ -133,7 +133,42 @@ def _compose(overrides) -> DictConfig:
     try:
         return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
     except Exception as exc:
-        raise BNCBenchError(f"bad configuration: {_message(exc)}") from None
+        raise BNCBenchError(f"bad configuration: {_unknown_key(exc, overrides) or _message(exc)}") from None
+
+
+def _unknown_key(exc: BaseException, overrides) -> str | None:
+    """Hydra's "Could not override 'a.b'" as one line naming the closest key of node ``a`` (None: another error).
+
+    Hydra's own message suggests appending the key with ``+``, which would add it unread: the
+    valid keys are read from the config composed without that override instead.
+    """
+    import re
+
+    from hydra import compose
+
+    from bncbench.errors import did_you_mean
+
+    found = re.match(r"Could not override '([^']+)'", str(exc))
+    if not found:
+        return None
+    path = found.group(1)
+    parent, _, key = path.rpartition(".")
+    rest = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") != path]
+    try:
+        node = compose(config_name="config", overrides=rest)
+        node = OmegaConf.select(node, parent) if parent else node
+        keys = [str(k) for k in node.keys()] if hasattr(node, "keys") else []
+    except Exception:  # noqa: BLE001 - the suggestion is a courtesy
+        keys = []
+    if not parent:
+        from bncbench.run_config import GROUPS
+
+        keys = [*keys, *GROUPS]
+    if parent:
+        keys = [f"{parent}.{k}" for k in keys if k not in ("name", "label")]
+    where = f"'{parent}'" if parent else "the run config"
+    return (f"Could not override {path!r}: {where} has no key {key!r}{did_you_mean(path, keys)}; its keys: "
+            f"{', '.join(keys) or 'none'}")
 
 
 def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
@@ -214,37 +249,29 @@ def prepare(cfg: DictConfig) -> Plan:
     from bncbench.data import registry
     from bncbench.executors import make_executor
     from bncbench.models import expand_models
-    from bncbench.runner import Protocol
+    from bncbench.protocol import Protocol
 
     from hydra.utils import to_absolute_path
 
+    from bncbench.run_config import check_known_keys
+
+    check_known_keys(cfg)
     try:
         name = str(cfg.name)
-        rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
-        mode = cfg.cv.get("mode", "cv")
-        mode = str(getattr(mode, "value", mode))
-        extra = sorted(set(cfg.cv) - {"mode", "rounds", "folds"})
-        seed = int(cfg.seed)
+        protocol = Protocol.from_config(cfg)
         every = cfg.get("checkpoint_every")
         every = None if every is None else float(every)
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
+    except BNCBenchError:
+        raise
     except Exception as exc:  # missing keys, bad interpolations, non-integers
         raise BNCBenchError(f"bad configuration: {exc}".splitlines()[0]) from None
     if not name or "/" in name or name.startswith("."):
         raise BNCBenchError(f"bad experiment name {name!r}")
-    if seed < 0:
-        raise BNCBenchError(f"seed must be >= 0, got {seed}")
     if every is not None and not every >= 0:
         raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
-    if extra:
-        raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}; the protocol's keys: cv.mode, cv.rounds, "
-                            "cv.folds")
-    if mode == "cv" and rounds < 1:
-        raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
-    if mode == "cv" and folds < 2:
-        raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
-    protocol = Protocol(seed, 1, 1, mode) if mode == "holdout" else Protocol(seed, rounds, folds, mode)
+    mode = protocol.mode
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from bncbench.components import BASELINES, FLAT_KINDS, MODEL_KINDS, PARAMETERIZATIONS
-from bncbench.errors import BNCBenchError
+from bncbench.errors import BNCBenchError, did_you_mean
 
 GROUPS = tuple(reg.kind for reg in MODEL_KINDS)
 """The model config groups, in label order."""
@@ -147,7 +147,9 @@ def _check_keys(reg, node: dict) -> None:
     unknown = sorted(set(node) - declared - {"name", "label"})
     if unknown:
         raise BNCBenchError(f"{reg.kind} {comp.name!r} has no hyperparameter {', '.join(map(repr, unknown))} "
-                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)}); its hyperparameters: "
+                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)})"
+                            f"{did_you_mean(f'{reg.kind}.{unknown[0]}', [f'{reg.kind}.{k}' for k in declared])}; "
+                            "its hyperparameters: "
                             f"{', '.join(sorted(declared)) or 'none'}")
 
 

@@ -30,6 +30,19 @@ BAD = [
     (["dry_run=true", "seed=-1"], "seed must be >= 0, got -1"),
     (["checkpoint_every=-5"], "checkpoint_every must be >= 0 seconds (0: every iteration) or null, got -5.0"),
     (["checkpoint_every=often"], "Value 'often' of type 'str' could not be converted to Float"),
+    # unknown keys, with or without +, name the closest valid key (issue #36, item 1)
+    (["strucure=nb"], "the run config has no key 'strucure' (did you mean 'structure'?)"),
+    (["+strucure=tan"], "unknown key 'strucure' (did you mean 'structure'?)"),
+    (["+experimnet=quickstart"], "unknown key 'experimnet' (did you mean 'experiment'?); +experiment=NAME"),
+    (["experimnet=quickstart"], "no key 'experimnet' (did you mean 'experiment'?)"),
+    (["cv.round=2"], "'cv' has no key 'round' (did you mean 'cv.rounds'?)"),
+    (["+cv.round=2"], "unknown key(s) cv.round (did you mean 'cv.rounds'?)"),
+    (["structure=kdb", "+structure.kk=2"], "structure 'kdb' has no hyperparameter 'kk' (structure.kk) (did you mean "
+                                           "'structure.k'?)"),
+    (["+executor.n_job=2"], "executor 'joblib' has no option 'n_job' (executor.n_job) (did you mean "
+                            "'executor.n_jobs'?)"),
+    (["+dataset.name=[synth-nb]"], "unknown key 'dataset.name' (did you mean 'dataset.names'?)"),
+    (["-m", "+strucure=nb,tan"], "unknown key 'strucure' (did you mean 'structure'?)"),
 ]
 
 

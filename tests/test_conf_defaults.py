@@ -117,3 +117,25 @@ def test_optimizer_options_restate_the_engine_defaults(option):
     p0 = BNClassifier(**base).fit(X, y).predict_proba(X)
     p1 = BNClassifier(**base, optimizer_options=values or None).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(p0, p1)
+
+
+def test_the_protocol_has_one_home():
+    """``seed`` and ``cv.*`` of the run config are :class:`bncbench.protocol.Protocol`'s fields and defaults."""
+    import dataclasses
+
+    from bncbench.errors import BNCBenchError
+    from bncbench.protocol import CVConfig, Protocol
+    from bncbench.run_config import RunConfig
+
+    cv = {f.name: f.default for f in dataclasses.fields(CVConfig)}
+    assert {k: getattr(v, "value", v) for k, v in cv.items()} == {k: getattr(Protocol(), k) for k in cv}
+    assert RunConfig().seed == Protocol().seed
+    assert Protocol.from_config(compose_config([])) == Protocol()
+    assert Protocol.from_config(compose_config(["seed=3", "cv.rounds=2", "cv.folds=3"])) == Protocol(3, 2, 3)
+    assert Protocol.from_config(compose_config(["cv.mode=holdout", "cv.rounds=7"])) == Protocol(0, 1, 1, "holdout")
+    for bad, message in [(dict(seed=-1), "seed must be >= 0"), (dict(rounds=0), "cv.rounds must be >= 1"),
+                         (dict(folds=1), "cv.folds must be >= 2"), (dict(mode="loo"), "unknown protocol mode")]:
+        with pytest.raises(BNCBenchError, match=message):
+            Protocol.of(**bad)
+    with pytest.raises(BNCBenchError, match="unknown key.*cv.round; the protocol's keys: cv.mode, cv.rounds, cv.folds"):
+        Protocol.from_config({"cv": {"round": 2}})
