@@ -460,22 +460,32 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
 
 
 # ---------------------------------------------------------------------- CLI glue
-def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
-    """All override combinations of a multirun (each sweep expanded)."""
+def _expand_sweeps(overrides: list[str], cfg: DictConfig | None = None) -> list[list[str]]:
+    """The jobs of a multirun, as Hydra's basic sweeper makes them (call with Hydra initialized).
+
+    Hydra's own parser and :meth:`BasicSweeper.split_arguments` expand the sweeps: choices
+    (``structure=nb,tan``), globs over a group's options (``structure=glob(kdb*)``) and ranges
+    (``structure.k=range(1,4)``), crossed in the order given, after the ``hydra.sweeper.params`` of
+    ``cfg``; an interval sweep is Hydra's one-line error (the basic sweeper does not sample).
+    """
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    parser = OverridesParser.create()
-    parsed = parser.parse_overrides(overrides)
-    options = []
-    for o in parsed:
-        if o.is_sweep_override():
-            if o.is_interval_sweep() or "glob(" in o.input_line:
-                raise BNCBenchError(f"{o.input_line}: glob and interval sweeps are not supported; list the options")
-            vals = list(o.sweep_string_iterator())
-            options.append([f"{o.get_key_element()}={v}" for v in vals])
-        else:
-            options.append([o.input_line])
-    return [list(c) for c in itertools.product(*options)] if options else [[]]
+    params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) if cfg is not None else None
+    args = [f"{k}={v}" for k, v in (params or {}).items()] + list(overrides)
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    batches = BasicSweeper.split_arguments(parser.parse_overrides(args), None)
+    return [list(job) for batch in batches for job in batch] or [[]]
+
+
+def _compose_sweep(overrides: list[str]) -> DictConfig:
+    """The multirun's own config (its ``hydra.sweeper.params``): composed without the sweep overrides."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    return _compose([o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()])
 
 
 def precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], DictConfig, Plan]]:
@@ -497,14 +507,15 @@ def precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], Dict
     Raises
     ------
     BNCBenchError
-        If a glob or interval sweep is used, a combination cannot be composed or fails
-        :func:`prepare`, or the SLURM launcher is chosen on a machine without ``sbatch``.
+        If a combination cannot be composed or fails :func:`prepare`, or the SLURM launcher is
+        chosen on a machine without ``sbatch``.
     hydra.errors.HydraException
-        If Hydra cannot parse an override of a multirun.
+        If Hydra cannot parse or expand an override of a multirun (an interval sweep: the basic
+        sweeper does not sample).
     """
-    combos = _expand_sweeps(overrides) if multirun else [overrides]
     jobs = []
     with _hydra():
+        combos = _expand_sweeps(overrides, _compose_sweep(overrides)) if multirun else [overrides]
         for combo in combos:
             cfg = _compose(combo)
             if multirun:

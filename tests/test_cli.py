@@ -85,6 +85,21 @@ def test_multirun_sweeps_through_the_joblib_launcher(tmp_path):
     assert len(list((tmp_path / "r" / "sweep" / "hydra" / "multirun").glob("*/.hydra/config.yaml"))) == 2
 
 
+def test_hydra_glob_and_range_sweeps(tmp_path):
+    """Hydra's own sweep syntax: a glob over a group's options, a range over a hyperparameter."""
+    base = ["dataset.names=[synth-nb]", "cv.rounds=1", "progress=false", f"results_dir={tmp_path / 'r'}", "name=s"]
+    res = run_cli(["run", "-m", "dry_run=true", "structure=glob(kdb*,exclude=kdb)", *base], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    heads = [w for ln in res.stdout.splitlines() if ln.startswith("# ") for w in ln.split() if "structure=" in w]
+    assert heads == [f"structure=kdb{k}" for k in range(1, 6)]
+    assert not (tmp_path / "r").exists()
+    res = run_cli(["run", "-m", "structure=kdb", "structure.k=range(1,3)", *base], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    df = load_results(tmp_path / "r" / "s")
+    assert sorted(df["model"].unique()) == ["KDB-1", "KDB-2"] and (df["status"] == "ok").all()
+    assert sorted(df["param.k"].unique()) == [1, 2]
+
+
 def test_quickstart_multirun_through_the_submitit_local_launcher(tmp_path):
     """README's cluster line with the local submitit launcher: real subprocesses, one per sweep job."""
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher", reason="hydra-submitit-launcher is not installed")
@@ -135,7 +150,9 @@ INVALID_MODELS = [
     (["structure=nb", "+structure.k=2"], "structure 'nb' has no hyperparameter 'k' (structure.k)"),
     (["structure=kdb", "+structure.n=2"], "structure 'kdb' has no hyperparameter 'n'"),
     (["param=weighted", "+optimizer.momentum=0.9"], "optimizer 'lbfgs' has no hyperparameter 'momentum'"),
-    (["-m", "structure=glob(*)"], "glob"),
+    # the basic sweeper enumerates choices, globs and ranges; an interval needs a sampling sweeper
+    (["-m", "structure=kdb", "structure.k=interval(1,3)"], "does not support sweep type : INTERVAL_SWEEP"),
+    (["-m", "structure=glob(*)"], "needs parents"),  # the glob's custom: every job is checked first
 ]
 
 
