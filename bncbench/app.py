@@ -12,7 +12,6 @@ by Hydra itself: every option a ``models:`` item names is composed from
 from __future__ import annotations
 
 import contextlib
-import itertools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,7 +337,7 @@ def _check_model(spec) -> None:
         raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
 
 
-def execute(cfg: DictConfig) -> int:
+def execute(cfg: DictConfig, plan: Plan | None = None) -> int:
     """Run a composed config's experiment and print its summary: the task body of ``bncbench run``.
 
     Validates ``cfg`` (:func:`prepare`), runs the tasks not yet stored under the experiment's
@@ -351,6 +350,8 @@ def execute(cfg: DictConfig) -> int:
     cfg : omegaconf.DictConfig
         The composed run config; ``progress``, ``retry_failed`` and ``correction`` are read
         besides what :func:`prepare` reads.
+    plan : Plan, optional
+        ``cfg``'s plan, already validated (:func:`precheck`); None: :func:`prepare` it here.
 
     Returns
     -------
@@ -366,7 +367,7 @@ def execute(cfg: DictConfig) -> int:
     from bncbench.store import atomic_write_bytes, load_results
     from bncbench.summary import format_table, summarize
 
-    plan = prepare(cfg)
+    plan = plan if plan is not None else prepare(cfg)
     progress = cfg.get("progress")
     _announce(plan)
     if cfg.get("dry_run"):
@@ -513,15 +514,60 @@ def precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], Dict
         If Hydra cannot parse or expand an override of a multirun (an interval sweep: the basic
         sweeper does not sample).
     """
-    jobs = []
     with _hydra():
-        combos = _expand_sweeps(overrides, _compose_sweep(overrides)) if multirun else [overrides]
-        for combo in combos:
-            cfg = _compose(combo)
-            if multirun:
-                _check_launcher(cfg)
-            jobs.append((combo, cfg, prepare(cfg)))
+        return _precheck(overrides, multirun)
+
+
+def _precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], DictConfig, Plan]]:
+    """:func:`precheck` with Hydra initialized (:func:`_hydra`)."""
+    jobs = []
+    combos = _expand_sweeps(overrides, _compose_sweep(overrides)) if multirun else [overrides]
+    for combo in combos:
+        cfg = _compose(combo if multirun else [*combo, "hydra.mode=RUN"])  # as hydra.main composes a run
+        if multirun:
+            _check_launcher(cfg)
+        jobs.append((combo, cfg, prepare(cfg)))
     return jobs
+
+
+_PLANS: dict[tuple[str, ...], Plan] = {}
+"""The plans :func:`run_cli` validated, by their job's overrides: a job Hydra runs in this process
+takes its plan from here instead of validating its config again (one in another process prepares
+its own)."""
+
+
+def _run_job(cfg: DictConfig, plan: Plan) -> int:
+    """Run one job as Hydra's ``run`` mode does, with the config composed and the plan validated once.
+
+    Call with Hydra initialized (:func:`_hydra`). Hydra's :func:`~hydra.core.utils.run_job` makes
+    the job's output directory (``hydra.run.dir``, with its ``.hydra/config.yaml`` for provenance),
+    configures the job's logging and runs :func:`execute` on ``plan``.
+    """
+    from hydra._internal.callbacks import Callbacks
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.utils import run_job
+    from hydra.types import HydraContext, RunMode
+
+    codes: list[int] = []
+
+    def task(job_cfg: DictConfig) -> None:
+        try:
+            codes.append(execute(job_cfg, plan))
+        except BNCBenchError as exc:
+            print(f"bncbench: error: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+
+    if cfg.hydra.mode is None:
+        cfg.hydra.mode = RunMode.RUN
+    callbacks = Callbacks(cfg)
+    callbacks.on_run_start(config=cfg, config_name="config")
+    ret = run_job(hydra_context=HydraContext(config_loader=GlobalHydra.instance().config_loader(),
+                                             callbacks=callbacks),
+                  task_function=task, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None,
+                  configure_logging=True)
+    callbacks.on_run_end(config=cfg, config_name="config", job_return=ret)
+    _ = ret.return_value  # a failed job raises its exception here
+    return max(codes, default=0)
 
 
 def _message(exc: BaseException) -> str:
@@ -550,9 +596,12 @@ def run_cli(args: list[str]) -> int:
     """``python -m bncbench run ARGS``: check every job, then hand the run to Hydra.
 
     Unless a flag only asks for information (``--help``, ``--hydra-help``, ``--info``, ``--cfg``,
-    ``-c``, ``--resolve``), every job is composed and validated first (:func:`precheck`), so a bad
-    input stops the run before anything is written. Then ``@hydra.main`` runs :func:`execute` for
-    each job, with ``sys.argv`` set to ``["bncbench run", *args]`` for the call.
+    ``-c``, ``--resolve``), every job is composed and validated once, first (:func:`precheck`), so a
+    bad input stops the run before anything is written. A single run without flags is then run
+    from that composed config and plan, as Hydra's run mode would (:func:`_run_job`: the same
+    output directory and provenance files); otherwise ``@hydra.main`` runs :func:`execute` for
+    each job, with ``sys.argv`` set to ``["bncbench run", *args]`` for the call, and a job in this
+    process takes the plan validated for its overrides.
 
     Parameters
     ----------
@@ -591,24 +640,31 @@ def run_cli(args: list[str]) -> int:
             from hydra.errors import HydraException
         except ImportError:  # pragma: no cover
             HydraException = Exception
-        try:
-            jobs = precheck(overrides, multirun)
-        except HydraException as exc:
-            raise BNCBenchError(" ".join(str(exc).split())) from None
-        if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
-            for combo, cfg, plan in jobs:
-                _announce(plan)
-                print(("# " + " ".join(combo) + "\n" if multirun else "")
-                      + dry_run(plan, retry_failed=bool(cfg.get("retry_failed", True))))
-            return 0
+        with _hydra():
+            try:
+                jobs = _precheck(overrides, multirun)
+            except HydraException as exc:
+                raise BNCBenchError(" ".join(str(exc).split())) from None
+            if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
+                for combo, cfg, plan in jobs:
+                    _announce(plan)
+                    print(("# " + " ".join(combo) + "\n" if multirun else "")
+                          + dry_run(plan, retry_failed=bool(cfg.get("retry_failed", True))))
+                return 0
+            if not flags:  # one job: run the config composed and validated above (no second composition)
+                return _run_job(jobs[0][1], jobs[0][2])
+        _PLANS.clear()
+        _PLANS.update({tuple(combo): plan for combo, _, plan in jobs})
 
     codes: list[int] = []  # Hydra drops the task's return value: collect it here
 
     @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
     def _main(cfg: DictConfig) -> None:
+        from hydra.core.hydra_config import HydraConfig
+
         try:
             store_schemas()  # a launcher's job process composes model options too
-            codes.append(execute(cfg))
+            codes.append(execute(cfg, _PLANS.get(tuple(HydraConfig.get().overrides.task))))
         except BNCBenchError as exc:
             print(f"bncbench: error: {exc}", file=sys.stderr)
             raise SystemExit(2) from None

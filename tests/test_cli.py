@@ -212,3 +212,29 @@ def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
     assert [ln.split() for ln in res.stdout.splitlines()[1:]] == [
         ["synth-nb", "BAD", "2", "0", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
     assert _tree(tmp_path / "r") == before
+
+
+def test_each_job_is_composed_and_validated_once(tmp_path, monkeypatch):
+    """A single run composes its config once and validates it once; a multirun's jobs reuse their plans."""
+    from bncbench import app
+
+    calls = {"compose": 0, "prepare": 0}
+    compose, prepare = app._compose, app.prepare
+
+    def counted(name, fn):
+        def wrapper(*a, **kw):
+            calls[name] += 1
+            return fn(*a, **kw)
+        return wrapper
+
+    monkeypatch.setattr(app, "_compose", counted("compose", compose))
+    monkeypatch.setattr(app, "prepare", counted("prepare", prepare))
+    base = ["dataset.names=[synth-nb]", "cv.rounds=1", "progress=false", f"results_dir={tmp_path / 'r'}"]
+    assert app.run_cli(["structure=tan", *base, "name=one"]) == 0
+    assert calls == {"compose": 1, "prepare": 1}
+    assert (tmp_path / "r" / "one" / "hydra" / "run" / ".hydra" / "config.yaml").is_file()  # provenance kept
+    assert list(load_results(tmp_path / "r" / "one")["model"].unique()) == ["TAN"]
+    calls.update(compose=0, prepare=0)
+    assert app.run_cli(["-m", "structure=nb,tan", *base, "name=two"]) == 0
+    assert calls["prepare"] == 2  # one per job, before the first ran
+    assert sorted(load_results(tmp_path / "r" / "two")["model"].unique()) == ["NB", "TAN"]
