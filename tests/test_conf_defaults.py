@@ -137,5 +137,6 @@ def test_the_protocol_has_one_home():
                          (dict(folds=1), "cv.folds must be >= 2"), (dict(mode="loo"), "unknown protocol mode")]:
         with pytest.raises(BNCBenchError, match=message):
             Protocol.of(**bad)
-    with pytest.raises(BNCBenchError, match="unknown key.*cv.round; the protocol's keys: cv.mode, cv.rounds, cv.folds"):
+    with pytest.raises(BNCBenchError, match=r"unknown key\(s\) cv.round \(did you mean 'cv.rounds'\?\); the "
+                                            "protocol's keys: cv.mode, cv.rounds, cv.folds"):
         Protocol.from_config({"cv": {"round": 2}})
