@@ -88,7 +88,8 @@ def option_composer(searchpath: list) -> Callable[[str, str], Any]:
     -------
     callable
         ``compose_option(group, option)``: the ``group`` node of the config composed with the
-        override ``group=option``, cached per ``(group, option)``. It raises
+        override ``group=option``, cached per ``(group, option)``; its ``prefetch(pairs)`` composes
+        many options in one composition (:func:`bncbench.models.expand_models` calls it). It raises
         :class:`~bncbench.errors.BNCBenchError` (``bad model option group=option: ...``) when
         Hydra cannot compose that option.
     """
@@ -106,7 +107,31 @@ def option_composer(searchpath: list) -> Callable[[str, str], Any]:
             cache[group, option] = cfg[group]
         return cache[group, option]
 
+    def prefetch(pairs) -> None:
+        """Compose every ``(group, option)`` of ``pairs`` in one composition (each at a key of its own
+        under an empty root), into the cache; if that fails, each is composed alone when asked for,
+        and the one at fault named."""
+        from hydra.core.config_store import ConfigStore
+
+        todo = list(dict.fromkeys((g, str(o)) for g, o in pairs if (g, str(o)) not in cache))
+        if len(todo) < 2:
+            return
+        ConfigStore.instance().store(name=_OPTIONS_ROOT, node={})
+        try:
+            cfg = compose(config_name=_OPTIONS_ROOT,
+                          overrides=[*(f"+{g}@o{i}={o}" for i, (g, o) in enumerate(todo)), *extra])
+        except Exception:  # noqa: BLE001 - compose_option names the bad option
+            return
+        for i, pair in enumerate(todo):
+            cache[pair] = cfg[f"o{i}"]
+
+    compose_option.prefetch = prefetch
     return compose_option
+
+
+_OPTIONS_ROOT = "bncbench_model_options"
+"""An empty root config (in Hydra's ConfigStore) under which :func:`option_composer` composes all the
+model options of an experiment at once."""
 
 
 @contextlib.contextmanager

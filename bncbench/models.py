@@ -170,7 +170,8 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
         The composed run config.
     compose_option : callable
         ``compose_option(group, option)`` -> the composed option (see
-        :func:`bncbench.app.option_composer`).
+        :func:`bncbench.app.option_composer`); its ``prefetch(pairs)``, if it has one, is called
+        first with every ``(group, option)`` the grid names.
 
     Returns
     -------
@@ -188,9 +189,13 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
     items = cfg.get("models")
     if not items:
         return [model_spec(defaults)]
+    items = [_plain(item) for item in items]
+    prefetch = getattr(compose_option, "prefetch", None)
+    if prefetch is not None:  # every option of the grid in one composition
+        prefetch([(g, o) for item in items for g in GROUPS if item.get(g) is not None
+                  for o in (item[g] if isinstance(item[g], list) else [item[g]])])
     specs: dict[str, ModelSpec] = {}
     for item in items:
-        item = _plain(item)
         choices = []
         for g in GROUPS:
             opt = item.get(g)
