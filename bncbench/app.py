@@ -185,9 +185,9 @@ def _unknown_key(exc: BaseException, overrides) -> str | None:
     except Exception:  # noqa: BLE001 - the suggestion is a courtesy
         keys = []
     if not parent:
-        from bncbench.run_config import GROUPS
+        from bncbench.run_config import GLOBAL_GROUPS
 
-        keys = [*keys, *GROUPS]
+        keys = [*keys, *GLOBAL_GROUPS]
     if parent:
         keys = [f"{parent}.{k}" for k in keys if k not in ("name", "label")]
     where = f"'{parent}'" if parent else "the run config"

@@ -6,8 +6,9 @@ have (``reprot:`` in an experiment file) fails when Hydra composes the config, b
 runs. The model groups (``structure``, ``param``, ...), ``executor`` and ``dataset`` are typed
 by their own schemas (``schema/<group>/<name>``, from the registries); here they are only
 slots. What the values mean is in ``conf/config.yaml``'s comments and
-``docs/configuration.md``; what a type cannot say (``seed >= 0``, a usable ``name``) is checked
-by :func:`bncbench.app.prepare`.
+``docs/configuration.md``; what a type cannot say is checked by :func:`bncbench.app.prepare`
+before any task: keys added with ``+`` that no schema declares (:func:`check_known_keys`), the
+protocol's values (``seed >= 0``: :meth:`bncbench.protocol.Protocol.from_config`), a usable ``name``.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class RunConfig:
     report: Any = None
 
 
-GROUPS = ("experiment",)
+GLOBAL_GROUPS = ("experiment",)
 """Config groups selected on the command line that leave no key of their own in the run config
 (an experiment's file is ``@package _global_``); named in the suggestions for a misspelled key."""
 DATASET_KEYS = ("names",)
@@ -118,8 +119,8 @@ def check_known_keys(cfg) -> None:
     top = [f.name for f in dataclasses.fields(RunConfig)]
     for key in cfg:
         if key not in top and key != "hydra":
-            close = did_you_mean(key, [*top, *GROUPS])
-            group = next((g for g in GROUPS if close == did_you_mean(g, [g])), None)
+            close = did_you_mean(key, [*top, *GLOBAL_GROUPS])
+            group = next((g for g in GLOBAL_GROUPS if close == did_you_mean(g, [g])), None)
             raise BNCBenchError(f"unknown key {key!r}{close}; " + (f"+{group}=NAME selects an {group}" if group else
                                                                    f"the run config's keys: {', '.join(top)}"))
     dataset = cfg.get("dataset")
