@@ -36,7 +36,7 @@ import scipy.sparse as sp  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from bncbench import BNClassifier  # noqa: E402
-from bncbench.ccbn import build_problem  # noqa: E402
+from bncbench.engine.fit import build_problem  # noqa: E402
 from bncbench.engine import CLL, Data  # noqa: E402
 
 SHAPES = {"letter": (20000, 16, 26), "adult": (48842, 14, 2), "connect-4": (67557, 42, 3)}

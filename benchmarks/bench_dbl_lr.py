@@ -285,7 +285,7 @@ def check_sklearn(d: Split, run: Run, setting: str, lam: float, intercept: str) 
     at prediction: unseen combinations included).
     """
     from bncbench import BNClassifier
-    from bncbench.ccbn import _problem, factor_layout
+    from bncbench.engine.fit import _problem, factor_layout
     from bncbench.engine import scores
 
     design, clf = run.model

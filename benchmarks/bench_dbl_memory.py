@@ -105,7 +105,7 @@ def child_fit(npz, n, maxiter, path, out):
 def child_eval(npz, n, evals, path):
     """Part 2 in this fresh process: AnJE counts, then the problem and ``evals`` evaluations; JSON."""
     from bncbench import BNClassifier
-    from bncbench.ccbn import _problem, factor_layout
+    from bncbench.engine.fit import _problem, factor_layout
 
     d = np.load(npz)
     Xtr, ytr, cards = d["Xtr"], d["ytr"], d["cards"]

@@ -13,7 +13,8 @@ from sklearn.utils._param_validation import InvalidParameterError, StrOptions, v
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
-from bncbench.components import ESTIMATORS, FLAT_KINDS, OPTIMIZERS, PARAMETERIZATIONS, STRUCTURES
+from bncbench.components import (ESTIMATORS, FLAT_KINDS, INITS, OBJECTIVES, OPTIMIZERS, PARAMETERIZATIONS,
+                                 STRUCTURES)
 from bncbench.data.identifiers import find_identifiers, warn_identifiers
 from bncbench.errors import BNCBenchError
 from bncbench.estimators import estimate
@@ -191,9 +192,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.scorer_ = estimate(parts.estimator.obj, self.learned_structure_, data,
                                 ensembles=parts.estimator.info.get("ensembles"), **parts.kwargs(parts.estimator))
         if parts.param.info.get("optimized"):
-            from bncbench.ccbn import fit_ccbn  # the discriminative parameter learning engine
+            from bncbench.engine.fit import fit_ccbn  # the discriminative parameter learning engine
 
-            self.scorer_ = fit_ccbn(self.scorer_, data.codes, data.y, param=self.param, **parts.kwargs(parts.param))
+            kwargs = parts.kwargs(parts.param)
+            for comp in (INITS[self.init], OBJECTIVES[self.objective]):
+                kwargs.update(parts.kwargs(comp))
+            self.scorer_ = fit_ccbn(self.scorer_, data.codes, data.y, param=self.param, **kwargs)
         self.n_parameters_ = int(self.scorer_.n_parameters)
         self.forest_ = None
         if self.missing == "marginalize":

@@ -13,8 +13,9 @@ BASELINES       ``model``         non-BNC estimators run under the same protocol
 EXECUTORS       ``executor``      where the runner's tasks run
 =============== ================= ============================================
 
-Built-in components register themselves in the modules listed below, which
-are imported the first time a registry is read. Third-party components are
+Built-in components register themselves in the modules (or every module of the
+packages) listed below, which are imported the first time a registry is read: a new
+built-in structure is a new module in ``bncbench/structures/``, nothing else to edit. Third-party components are
 modules that register themselves the same way; they are imported from the
 ``bncbench.plugins`` entry-point group of installed packages and from the
 comma-separated module names in the environment variable
@@ -24,23 +25,19 @@ comma-separated module names in the environment variable
 from __future__ import annotations
 
 import importlib
-import os
 
+from bncbench import settings
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Registry
 
-STRUCTURES = Registry("structure", builtins=(
-    "bncbench.structures.nb", "bncbench.structures.tan", "bncbench.structures.kdb", "bncbench.structures.skdb",
-    "bncbench.structures.custom", "bncbench.structures.ande", "bncbench.structures.anje"), doc="structure learners")
-ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators.mestimate", "bncbench.estimators.hdp"),
-                      doc="generative parameter estimates")
-PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), doc="parameterizations")
-INITS = Registry("init", builtins=("bncbench.parameterizations",), doc="initializations of optimized parameters")
-OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss",), doc="objectives of optimized parameters")
+STRUCTURES = Registry("structure", builtins=("bncbench.structures",), doc="structure learners")
+ESTIMATORS = Registry("estimator", builtins=("bncbench.estimators",), doc="generative parameter estimates")
+PARAMETERIZATIONS = Registry("param", builtins=("bncbench.engine.parameterizations",), doc="parameterizations")
+INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
+OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
-BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")
-EXECUTORS = Registry("executor", builtins=("bncbench.executors.local", "bncbench.executors.slurm",
-                                           "bncbench.executors.dask"), doc="task executors")
+BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm"), doc="baseline classifiers")
+EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
 
 MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)
 """The kinds a Bayesian network classifier is assembled from, in label order."""
@@ -48,7 +45,7 @@ FLAT_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OBJECTIVES)
 """The kinds whose hyperparameters are keywords of :class:`bncbench.BNClassifier` of their own; an
 optimizer's options travel together as its ``optimizer_options``."""
 ALL = (*MODEL_KINDS, BASELINES, EXECUTORS)
-PLUGIN_ENV = "BNCBENCH_PLUGINS"
+PLUGIN_ENV = settings.PLUGINS
 ENTRY_POINT_GROUP = "bncbench.plugins"
 
 _plugins_loaded = False
@@ -63,7 +60,7 @@ def load_plugins() -> None:
     _plugins_loaded = True
     from importlib.metadata import entry_points
 
-    names = [m.strip() for m in os.environ.get(PLUGIN_ENV, "").split(",") if m.strip()]
+    names = settings.plugins()
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         names.append(ep.value)
     for name in names:
@@ -136,7 +133,7 @@ def describe(builtins_only: bool = False) -> str:
             if builtins_only and comp.name not in reg.builtins():
                 continue
             hps = "; ".join(
-                f"`{h.name}` = `{h.default!r}` ({_constraint_text(h)})" + (" via the " + h.from_group + " group"
+                f"`{h.name}` = `{h.default!r}` ({_constraint_text(h, builtins_only)})" + (" via the " + h.from_group + " group"
                                                                           if h.from_group else "")
                 for h in comp.hyperparameters) or "–"
             label = f"`{comp.label}`" if comp.label.strip() else "–"
@@ -145,7 +142,15 @@ def describe(builtins_only: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _constraint_text(h) -> str:
+def _constraint_text(h, builtins_only: bool = False) -> str:
+    """The constraints of ``h`` in words; with ``builtins_only``, a registry's options name its built-ins only."""
     from sklearn.utils._param_validation import make_constraint
 
-    return " or ".join(str(make_constraint(c)) for c in h.constraints).replace("|", "/")
+    from bncbench.registry import _LazyOptions
+
+    def text(c):
+        if builtins_only and isinstance(c, _LazyOptions):
+            return f"a str among {c.registry.builtins()}"
+        return str(make_constraint(c))
+
+    return " or ".join(text(c) for c in h.constraints).replace("|", "/")

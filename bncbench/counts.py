@@ -206,6 +206,52 @@ def _blocked_pair_counts(X, y, cards, n_classes: int, offsets, pairs):
     return out
 
 
+def pair_class_counts(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray,
+                      n_classes: int) -> tuple[list, np.ndarray, np.ndarray]:
+    """The counts N(x_i, x_j, y) of every attribute pair i < j, from one compiled pass over the data.
+
+    Parameters
+    ----------
+    X : ndarray of shape (N, n)
+        Integer attribute codes; column ``i`` in ``[0, cards[i])``.
+    y : ndarray of shape (N,)
+        Integer class codes in ``[0, n_classes)``.
+    cards : sequence of int or ndarray of shape (n,)
+        Cardinality of each attribute.
+    n_classes : int
+        Number of classes.
+
+    Returns
+    -------
+    pairs : list of tuple of int
+        The pairs ``(i, j)``, ``i < j``, in lexicographic order.
+    offsets : ndarray of shape (len(pairs) + 1,)
+        Pair ``k``'s table is ``counts[offsets[k]:offsets[k + 1]]``, shaped ``(cards[i], cards[j], n_classes)``.
+    counts : ndarray of float
+        The flat tables.
+
+    Raises
+    ------
+    ValueError
+        If a code is outside ``[0, card)`` or a class outside ``[0, n_classes)``.
+    """
+    X = np.ascontiguousarray(X, dtype=np.int64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    cards = np.asarray(cards, dtype=np.int64)
+    N, n = X.shape
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
+    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
+    if counts is None:
+        # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
+        counts = np.zeros(offsets[-1], dtype=np.int32 if N < 2**31 - 1 else np.int64)
+        if not _pair_counts(X, y, cards, int(n_classes), offsets, counts):
+            raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+    return pairs, offsets, counts.astype(float)
+
+
 def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray,
                                    n_classes: int) -> np.ndarray:
     """Symmetric matrix of I(X_i; X_j | Y) in nats (zero diagonal).
@@ -238,19 +284,33 @@ def conditional_mutual_information(X: np.ndarray, y: np.ndarray, cards: Sequence
     y = np.ascontiguousarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
     N, n = X.shape
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
-    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
-    if counts is None:
-        # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
-        counts = np.zeros(offsets[-1], dtype=np.int32 if N < 2**31 - 1 else np.int64)
-        if not _pair_counts(X, y, cards, int(n_classes), offsets, counts):
-            raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
-    counts = counts.astype(float)
+    pairs, offsets, counts = pair_class_counts(X, y, cards, n_classes)
+    return cmi_from_pair_counts(pairs, offsets, counts, cards, np.bincount(y, minlength=n_classes), n)
+
+
+def cmi_from_pair_counts(pairs: list, offsets: np.ndarray, counts: np.ndarray, cards: np.ndarray,
+                         class_counts: np.ndarray, n: int) -> np.ndarray:
+    """I(X_i; X_j | Y) from the tables of :func:`pair_class_counts` (see :func:`conditional_mutual_information`).
+
+    Parameters
+    ----------
+    pairs, offsets, counts
+        As returned by :func:`pair_class_counts`.
+    cards : ndarray of shape (n,)
+        Cardinality of each attribute.
+    class_counts : ndarray of shape (n_classes,)
+        N(y).
+    n : int
+        Number of attributes.
+
+    Returns
+    -------
+    ndarray of shape (n, n)
+        Symmetric, 0 on the diagonal, clipped at 0.
+    """
+    ny = np.asarray(class_counts, dtype=float)
+    N, n_classes = ny.sum(), ny.size
     cmi = np.zeros((n, n))
-    ny = np.bincount(y, minlength=n_classes).astype(float)
     h_y = _xlogx_sum(ny)
     for k, (i, j) in enumerate(pairs):
         t = counts[offsets[k] : offsets[k + 1]].reshape(cards[i], cards[j], n_classes)

@@ -153,7 +153,7 @@ def _network_of(scorer, what: str):
 
     ``parents`` and the grids are in the network's own attribute order (the columns it reads).
     """
-    from bncbench.ccbn import CCBNModel
+    from bncbench.engine.fit import CCBNModel
     from bncbench.engine.design import Layout
     from bncbench.estimators.hdp import HDPScorer
     from bncbench.estimators.mestimate import CountScorer

@@ -7,8 +7,9 @@ installed in editable mode. ``BNCBENCH_CONF_DIR`` points elsewhere if needed.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from bncbench import settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +23,7 @@ def conf_dir() -> Path:
         ``$BNCBENCH_CONF_DIR`` if set, else ``conf/`` of the repository, made absolute with
         symbolic links resolved. Whether it exists is not checked.
     """
-    return Path(os.environ.get("BNCBENCH_CONF_DIR", REPO_ROOT / "conf")).resolve()
+    return (settings.conf_dir() or REPO_ROOT / "conf").resolve()
 
 
 def registry_dir() -> Path:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import pkgutil
 import sys
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -250,7 +251,9 @@ class Registry:
         What the components are (``"structure"``, ``"optimizer"``, ...): the Hydra config group
         and the ``BNClassifier`` keyword that selects one.
     builtins : tuple of str
-        Modules that register the built-in components, imported on first use.
+        Modules that register the built-in components, imported on first use. A package stands for
+        every module in it (its submodules whose names do not start with ``_``, in name order): a
+        built-in added as a new module of the package is found without editing any list.
     doc : str, default=""
         What the components are, in a few words, for the docs' headings.
 
@@ -270,7 +273,7 @@ class Registry:
         kind : str
             The kind of component (Hydra config group).
         builtins : iterable of str, default=()
-            Modules that register the built-in components.
+            Modules (or packages: every module in them) that register the built-in components.
         doc : str, default=""
             A few words on what the components are.
         """
@@ -284,7 +287,7 @@ class Registry:
     # ------------------------------------------------------------ registration
     def register(self, name: str, *, hyperparameters: Iterable[Hyperparameter] = (), label: str = "",
                  doc: str | None = None, check: Callable[[dict], None] | None = None, replace: bool = False,
-                 **info: Any) -> Callable[[Any], Any]:
+                 module: str | None = None, **info: Any) -> Callable[[Any], Any]:
         """Decorator registering ``obj`` under ``name``; returns ``obj`` unchanged.
 
         Parameters
@@ -301,14 +304,16 @@ class Registry:
             ``check(values)``: extra validation of its hyperparameter values (see :class:`Component`).
         replace : bool, default=False
             Replace a component registered under the same name instead of raising.
+        module : str, optional
+            The module registering it (tells built-ins from plug-ins); the module calling
+            ``register`` when None (a registration helper passes its caller's).
         **info
             Kind-specific facts, stored as :attr:`Component.info`.
 
         Returns
         -------
         callable
-            The decorator. Applying it registers the component through :meth:`add`; the module
-            calling ``register`` is recorded as the component's ``module``.
+            The decorator. Applying it registers the component through :meth:`add`.
 
         Raises
         ------
@@ -317,7 +322,7 @@ class Registry:
             hyperparameter's declaration conflicts with another component's of the same name.
         """
 
-        module = sys._getframe(1).f_globals.get("__name__", "")
+        module = module if module is not None else sys._getframe(1).f_globals.get("__name__", "")
 
         def deco(obj):
             self.add(Component(self.kind, name, obj, tuple(hyperparameters), label,
@@ -377,6 +382,7 @@ class Registry:
     def _load(self) -> None:
         if not self._loaded:
             self._loaded = True
+            self._builtins = _expand(self._builtins)
             for mod in self._builtins:
                 importlib.import_module(mod)
             from bncbench.components import load_plugins
@@ -450,6 +456,19 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}: {', '.join(self.names())})"
+
+
+def _expand(modules: Iterable[str]) -> tuple:
+    """``modules`` with every package replaced by its public submodules, in name order (recursively)."""
+    out = []
+    for name in modules:
+        mod = importlib.import_module(name)
+        if not hasattr(mod, "__path__"):
+            out.append(name)
+            continue
+        subs = sorted(m.name for m in pkgutil.iter_modules(mod.__path__) if not m.name.startswith("_"))
+        out += _expand(f"{name}.{sub}" for sub in subs)
+    return tuple(out)
 
 
 def _field_type(h: Hyperparameter):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bncbench import settings
 from bncbench.errors import BNCBenchError
 
 DEFAULT_JAR = "/usr/share/java/weka.jar"
@@ -80,7 +81,7 @@ class WekaResult:
 
 def weka_jar() -> Path | None:
     """The Weka jar, or None when there is none (or no ``java``/``javac`` to run it)."""
-    jar = Path(os.environ.get("WEKA_JAR", DEFAULT_JAR))
+    jar = settings.weka_jar() or Path(DEFAULT_JAR)
     if not jar.is_file() or shutil.which("java") is None or shutil.which("javac") is None:
         return None
     return jar

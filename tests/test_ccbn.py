@@ -9,7 +9,7 @@ import pytest
 from scipy.special import logsumexp
 
 from bncbench import BNClassifier
-from bncbench.ccbn import build_problem
+from bncbench.engine.fit import build_problem
 from bncbench.counts import mixed_radix
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.engine import CLL, Data

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from bncbench.data import uci
+from bncbench.data import table, uci
 from bncbench.data.cli import main as data_main
 from bncbench.data.locate import entry_files
 from bncbench.errors import BNCBenchError
@@ -208,12 +208,29 @@ def test_cache_round_trip_preserves_dtypes(tmp_path, monkeypatch):
     files = list((tmp_path / "cache").glob("*.parquet"))
     assert len(files) == 1 and files[0].name.startswith(uci.sha256_file(ddir / "toy.arff"))
     assert not list((tmp_path / "cache").glob(".tmp-*"))
-    monkeypatch.setattr(uci, "_parse_any", lambda *a, **k: pytest.fail("cache not used"))
+    monkeypatch.setattr(table, "parse_file", lambda *a, **k: pytest.fail("cache not used"))
     b = uci.load_uci("toy", ddir, registry=rpath)
     pd.testing.assert_frame_equal(a.X, b.X)
     assert a.classes == b.classes and a.y.tolist() == b.y.tolist()
     assert list(b.X["colour"].cat.categories) == ["red", "light blue", "a,b", "?"]  # order kept
     assert b.X["Clump_Thickness"].dtype == np.float64
+
+
+def test_cache_keys_are_those_of_the_loader_before_its_split_into_steps(tmp_path):
+    # the key's spec part, as bncbench computed it when one module parsed, typed and cached (commit 81004f5):
+    # a registered ARFF, a registered gzipped CSV with transforms, an unregistered CSV and ARFF
+    ddir, rpath = _small_registry(tmp_path)
+    csv_file, arff_file = tmp_path / "t.csv", tmp_path / "t.arff"
+    csv_file.write_text("a,b,c\n1,x,p\n2,y,q\n3,x,p\n")
+    arff_file.write_text("@relation t\n@attribute a numeric\n@attribute c {p,q}\n@data\n1,p\n2,q\n")
+    uci.load_uci("toy", ddir, registry=rpath)
+    uci.load_uci("toy2", ddir, registry=rpath)
+    uci.load_file(csv_file, "c")
+    uci.load_file(arff_file, "last")
+    want = {ddir / "toy.arff": "9caaef477e8900a9", ddir / "toy2.csv.gz": "e4e394fbdbb9fccc",
+            csv_file: "ced6727e78f1f88e", arff_file: "74b4382cad67f6e1"}
+    got = sorted(f.name for f in (tmp_path / "cache").glob("*.parquet"))
+    assert got == sorted(f"{uci.sha256_file(f)}-{key}.parquet" for f, key in want.items())
 
 
 def test_cache_keeps_unused_categories(tmp_path):

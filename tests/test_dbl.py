@@ -12,7 +12,7 @@ import pytest
 from test_ccbn import _data, _fd_check
 
 from bncbench import BNClassifier
-from bncbench.ccbn import _problem, factor_layout, fit_ccbn
+from bncbench.engine.fit import _problem, factor_layout, fit_ccbn
 from bncbench.engine.subsets import SubsetLayout
 from bncbench.errors import BNCBenchError
 

@@ -12,7 +12,7 @@ import pytest
 from test_ccbn import MAPS, _data, _fd_check
 
 from bncbench import BNClassifier
-from bncbench.ccbn import _problem, factor_layout, fit_ccbn
+from bncbench.engine.fit import _problem, factor_layout, fit_ccbn
 from bncbench.engine.composite import CompositeLayout
 from bncbench.errors import BNCBenchError
 from bncbench.estimators.base import EnsembleScorer, estimate

@@ -12,6 +12,7 @@ from test_data_digits import idx_bytes, write_gz
 from bncbench.__main__ import main as bncbench_main
 from bncbench.app import compose_config, plan
 from bncbench.data import registry
+from bncbench.data.catalog import load_registry
 from bncbench.data.formats.idx import IMAGES_MAGIC, LABELS_MAGIC
 from bncbench.data.locate import entry_dir
 from bncbench.errors import BNCBenchError
@@ -121,7 +122,7 @@ def test_protocol_mode_is_typed_config():
 @pytest.mark.data
 def test_holdout_on_the_real_usps_split(tmp_path):
     try:
-        d = entry_dir(registry._uci().load_registry()["usps"])
+        d = entry_dir(load_registry()["usps"])
     except BNCBenchError as exc:
         pytest.skip(f"the digits directory is unknown: {exc}")
     if not d.is_dir():

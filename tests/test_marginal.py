@@ -52,7 +52,9 @@ MODELS = [dict(structure="nb"), dict(structure="tan"), dict(structure="kdb", k=1
           dict(structure="tan", m="auto"), dict(structure="skdb", k=1),
           dict(structure="tan", param="weighted", reg="l2", lam=0.1), dict(structure="tan", param="discriminative"),
           dict(structure="tan", param="extended"), dict(structure="kdb", k=1, param="discriminative", init="generative"),
-          dict(structure="tan", estimator="hdp", hdp_iterations=30)]
+          dict(structure="tan", estimator="hdp", hdp_iterations=30),
+          dict(structure="kdb", k=1, backoff="any_class"), dict(structure="tan", m=0.0, backoff="any_class"),
+          dict(structure="skdb", k=1, backoff="any_class")]
 
 
 @pytest.mark.parametrize("kw", MODELS, ids=lambda kw: "-".join(map(str, kw.values())))
@@ -65,6 +67,20 @@ def test_the_sum_over_every_completion(kw):
     assert same(got, enumerated(clf, Xt))
     # complete rows: the forest's pass gives the model's own log joint
     assert same(clf.forest_.log_joint(X[:60]), clf.scorer_.log_joint(X[:60]))
+
+
+def test_the_back_off_rule_is_summed_over_as_scored():
+    # class 2 never has x1 = 2 (nor x3 = 1): its children's tables back off there, by the chosen rule
+    X, y = data()
+    keep = ~((y == 2) & ((X[:, 1] == 2) | (X[:, 3] == 1)))
+    X, y = X[keep], y[keep]
+    Xt = with_gaps(np.vstack([X[:40], np.where(np.arange(5) == 1, 2, X[40:80])]))
+    got = {}
+    for backoff in ("per_class", "any_class"):
+        clf = BNClassifier(structure="tan", backoff=backoff, missing="marginalize", cardinalities=CARDS).fit(X, y)
+        got[backoff] = clf._joint_log_likelihood(Xt)
+        assert same(got[backoff], enumerated(clf, Xt))
+    assert np.abs(got["per_class"] - got["any_class"]).max() > 0.1
 
 
 def test_tan_differs_from_ignoring_and_nb_does_not():

@@ -45,7 +45,7 @@ def test_estimator_keywords_and_constraints_come_from_the_registries():
     assert set(sig.parameters) == declared == set(BNClassifier().get_params())
     assert set(BNClassifier._parameter_constraints) == declared
     assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
-    with pytest.raises(BNCBenchError, match=r"among \['nb', 'tan', 'kdb', 'skdb', 'custom'"):
+    with pytest.raises(BNCBenchError, match=r"among \['ande', 'anje', 'custom', 'kdb', 'nb', 'skdb', 'tan'"):
         BNClassifier(structure="forest").fit([[0], [1]], [0, 1])
 
 
@@ -110,3 +110,17 @@ def test_prose_names_exactly_the_descriptive_fields_that_stay_out_of_task_keys()
     m = re.search(r"descriptive fields \(([^:]*): `bncbench\.data\.catalog\.DESCRIPTIVE_FIELDS`\)", protocol)
     assert m, "docs/protocol.md no longer names the descriptive fields"
     assert set(re.findall(r"\w+", m.group(1))) == DESCRIPTIVE_FIELDS
+
+
+def test_a_new_module_in_a_builtin_package_is_found_without_editing_a_list(tmp_path, monkeypatch):
+    pkg = tmp_path / "demo_parts"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from bncbench.registry import Registry\nREG = Registry('demo', builtins=('demo_parts',))\n")
+    for mod, names in (("beta", ["b1", "b2"]), ("alpha", ["a1"]), ("_private", ["hidden"])):
+        body = "from demo_parts import REG\n" + "".join(f"REG.register({n!r})(object())\n" for n in names)
+        (pkg / f"{mod}.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import demo_parts
+
+    # the modules in name order, each one's components in registration order; _private is not a built-in module
+    assert demo_parts.REG.names() == ["a1", "b1", "b2"] == demo_parts.REG.builtins()

@@ -18,7 +18,7 @@ def _data(seed=0, N=60, cards=(3, 2, 4, 3, 2), n_classes=3):
     return X.astype(np.int64), y.astype(np.int64), cards, n_classes
 
 
-def _brute_force_grid(X, y, cards, n_classes, k, m):
+def _brute_force_grid(X, y, cards, n_classes, k, m, backoff="per_class"):
     N, n = X.shape
     order = np.argsort(-mutual_information(X, y, cards, n_classes), kind="stable")
     full = kdb(X, y, cards, n_classes, k)
@@ -30,7 +30,7 @@ def _brute_force_grid(X, y, cards, n_classes, k, m):
                 sel = set(int(a) for a in order[:nn])
                 structure = [tuple(ps[:kk]) if a in sel else None for a, ps in enumerate(full)]
                 cols, sub = restrict(structure)
-                ct = CountTables(sub, cards[cols], n_classes).fit(X[keep][:, cols], y[keep])
+                ct = CountTables(sub, cards[cols], n_classes, backoff).fit(X[keep][:, cols], y[keep])
                 lj = ct.log_joint(X[i : i + 1, cols], m)[0]
                 p = np.exp(lj - lj.max())
                 p /= p.sum()
@@ -38,23 +38,45 @@ def _brute_force_grid(X, y, cards, n_classes, k, m):
     return np.sqrt(sq / (N * n_classes))
 
 
+@pytest.mark.parametrize("backoff", ["per_class", "any_class"])
 @pytest.mark.parametrize("m", [1.0, 0.2])
-def test_incremental_loo_equals_refitting(m):
+def test_incremental_loo_equals_refitting(m, backoff):
     X, y, cards, n_classes = _data()
     k = 2
-    brute = _brute_force_grid(X, y, cards, n_classes, k, m)
+    brute = _brute_force_grid(X, y, cards, n_classes, k, m, backoff)
     order = np.argsort(-mutual_information(X, y, cards, n_classes), kind="stable")
-    fast = loo_rmse_grid(X, y, kdb(X, y, cards, n_classes, k), order, cards, n_classes, k, m)
+    fast = loo_rmse_grid(X, y, kdb(X, y, cards, n_classes, k), order, cards, n_classes, k, m, backoff)
     np.testing.assert_allclose(fast, brute, rtol=1e-10, atol=1e-12)
 
 
-def test_loo_backs_off_when_own_count_is_the_only_one():
+@pytest.mark.parametrize("backoff", ["per_class", "any_class"])
+def test_loo_backs_off_when_own_count_is_the_only_one(backoff):
     # a parent configuration seen once: leaving that row out must back off, as refitting does
+    # (any class: the authors' rule, descend while the configuration's count over classes is >= 2)
     X, y, cards, n_classes = _data(seed=3, N=25, cards=(4, 4, 3, 2, 2))
-    brute = _brute_force_grid(X, y, cards, n_classes, 2, 1.0)
+    brute = _brute_force_grid(X, y, cards, n_classes, 2, 1.0, backoff)
     order = np.argsort(-mutual_information(X, y, cards, n_classes), kind="stable")
-    fast = loo_rmse_grid(X, y, kdb(X, y, cards, n_classes, 2), order, cards, n_classes, 2, 1.0)
+    fast = loo_rmse_grid(X, y, kdb(X, y, cards, n_classes, 2), order, cards, n_classes, 2, 1.0, backoff)
     np.testing.assert_allclose(fast, brute, rtol=1e-10, atol=1e-12)
+    other = "any_class" if backoff == "per_class" else "per_class"
+    assert np.abs(fast - loo_rmse_grid(X, y, kdb(X, y, cards, n_classes, 2), order, cards, n_classes, 2, 1.0,
+                                       other)).max() > 1e-3  # the rules differ on this data
+
+
+@pytest.mark.parametrize("backoff", ["per_class", "any_class"])
+def test_loo_by_binary_search_equals_refitting(monkeypatch, backoff):
+    # levels found by binary search over their seen keys (no direct index) give the same grid
+    import bncbench.structures.skdb as mod
+
+    X, y, cards, n_classes = _data(seed=5, N=40)
+    order = np.argsort(-mutual_information(X, y, cards, n_classes), kind="stable")
+    structure = kdb(X, y, cards, n_classes, 2)
+    dense = loo_rmse_grid(X, y, structure, order, cards, n_classes, 2, 1.0, backoff)
+    monkeypatch.setattr(mod, "LOO_DENSE_LIMIT", 0)
+    sparse = loo_rmse_grid(X, y, structure, order, cards, n_classes, 2, 1.0, backoff)
+    np.testing.assert_allclose(sparse, dense, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(dense, _brute_force_grid(X, y, cards, n_classes, 2, 1.0, backoff), rtol=1e-10,
+                               atol=1e-12)
 
 
 def test_skdb_selects_argmin_and_marks_unselected():

@@ -16,7 +16,7 @@ import pytest
 from test_ccbn import _data
 
 from bncbench import BNClassifier
-from bncbench.ccbn import _problem, factor_layout
+from bncbench.engine.fit import _problem, factor_layout
 from bncbench.engine import CLL, Data
 from bncbench.engine import subset_design as sd
 from bncbench.engine.row_table import RowTable, design_of

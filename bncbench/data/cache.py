@@ -1,8 +1,9 @@
-"""The parsed-table cache: file hashing and parquet copies of typed tables.
+"""The parsed-table cache: parquet copies of typed tables.
 
 A parsed and typed table is stored as parquet under ``BNCBENCH_CACHE_DIR``
-(default ``~/.cache/bncbench``), keyed by the source file's sha256 and the
-parse specification, so a second load only hashes the file and reads the parquet.
+(default ``~/.cache/bncbench``), keyed by the source file's sha256
+(:func:`bncbench.data.locate.sha256_file`) and the parse specification, so a second
+load only hashes the file and reads the parquet (:func:`bncbench.data.table.typed_table`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["CACHE_VERSION", "cache_dir", "sha256_file"]
+from bncbench import settings
+
+__all__ = ["CACHE_VERSION", "cache_dir", "cache_file", "read_cached", "write_cached"]
 
 CACHE_VERSION = 1
 """Bumped whenever the parsed representation changes; part of every cache key."""
@@ -38,28 +41,7 @@ def cache_dir() -> Path:
     pathlib.Path
         The cache directory (not created here).
     """
-    d = os.environ.get("BNCBENCH_CACHE_DIR")
-    return Path(d).expanduser() if d else Path.home() / ".cache" / "bncbench"
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB blocks.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to hash.
-
-    Returns
-    -------
-    str
-        The hex digest (64 lowercase hex digits).
-    """
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return settings.cache_dir() or Path.home() / ".cache" / "bncbench"
 
 
 def _spec_key(spec: dict) -> str:
@@ -67,11 +49,37 @@ def _spec_key(spec: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _cache_file(sha: str, spec: dict) -> Path:
+def cache_file(sha: str, spec: dict) -> Path:
+    """Where the typed table of a file parsed by a specification is cached.
+
+    Parameters
+    ----------
+    sha : str
+        The file's sha256.
+    spec : dict
+        The parse specification (JSON-serializable; other values by their ``str()``).
+
+    Returns
+    -------
+    pathlib.Path
+        ``<cache_dir>/<sha>-<16 hex digits of the spec and CACHE_VERSION>.parquet``.
+    """
     return cache_dir() / f"{sha}-{_spec_key(spec)}.parquet"
 
 
-def _cache_read(path: Path) -> tuple[pd.DataFrame, pd.Categorical] | None:
+def read_cached(path: Path) -> tuple[pd.DataFrame, pd.Categorical] | None:
+    """A cached typed table, or ``None`` when it is absent or unreadable (then it is parsed again).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A :func:`cache_file`.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.Categorical) or None
+        The attributes and the class.
+    """
     if not path.exists():
         return None
     try:
@@ -84,7 +92,18 @@ def _cache_read(path: Path) -> tuple[pd.DataFrame, pd.Categorical] | None:
     return df, pd.Categorical(y)
 
 
-def _cache_write(path: Path, X: pd.DataFrame, y: pd.Categorical) -> None:
+def write_cached(path: Path, X: pd.DataFrame, y: pd.Categorical) -> None:
+    """Cache a typed table, atomically; an unwritable cache is ignored.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A :func:`cache_file`.
+    X : pandas.DataFrame
+        The attributes.
+    y : pandas.Categorical
+        The class.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         df = X.copy()

@@ -7,7 +7,7 @@ are typed, the shape and sha256 we expect, where the copy came from, the shape
 the papers report and declarative transformations for derived versions (e.g.
 abalone's rings binned into three classes; ``variants`` of an entry are derived datasets
 of their own, such as ``mnist14``). Loading the files is
-:mod:`bncbench.data.uci`'s job.
+:mod:`bncbench.data.uci`'s job (and :mod:`bncbench.data.given_split`'s).
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ import os
 from pathlib import Path
 from typing import Iterable
 
+from bncbench import paths, settings
 from bncbench.data.dataset import BIG_THRESHOLD, DBL_BIG_THRESHOLD
-from bncbench.data.formats.common import _FORMATS
+from bncbench.data.formats.common import FORMATS
 from bncbench.errors import BNCBenchError
 
-__all__ = ["DESCRIPTIVE_FIELDS", "GROUP_NAMES", "PAPERS", "data_identity", "groups", "load_registry", "paper_shapes",
-           "registry_path", "resolve_names"]
+__all__ = ["DESCRIPTIVE_FIELDS", "GROUP_NAMES", "PAPERS", "data_identity", "groups", "load_registry", "lookup",
+           "paper_shapes", "registry_path", "resolve_names"]
 
 DESCRIPTIVE_FIELDS = frozenset({"provenance", "paper", "matches_paper", "differences", "url", "openml_id",
                                 "file_shape"})
@@ -58,10 +59,10 @@ def registry_path() -> Path:
     pathlib.Path
         The path of the registry YAML file (not checked for existence).
     """
-    env = os.environ.get("BNCBENCH_REGISTRY")
-    if env:
-        return Path(env).expanduser()
-    return Path(__file__).resolve().parents[2] / "datasets" / "registry.yaml"
+    env = settings.registry_file()
+    if env is not None:
+        return env
+    return paths.registry_dir() / "registry.yaml"
 
 
 @functools.lru_cache(maxsize=8)
@@ -82,7 +83,7 @@ def _load_registry_cached(path: str, mtime: float) -> dict[str, dict]:
         if not isinstance(entry, dict) or ("file" not in entry and "files" not in entry):
             raise BNCBenchError(f"dataset registry {path}: entry {name!r} has no 'file'")
         fmt = entry.get("format", "arff")
-        if fmt not in _FORMATS and not (fmt == "idx" and "files" in entry):  # idx: images + labels files
+        if fmt not in FORMATS and not (fmt == "idx" and "files" in entry):  # idx: images + labels files
             raise BNCBenchError(f"dataset registry {path}: entry {name!r} has unknown format {fmt!r}")
         if name in GROUP_NAMES:
             raise BNCBenchError(f"dataset registry {path}: {name!r} is a group name")
@@ -190,7 +191,26 @@ def data_identity(entry: dict) -> dict:
     return {k: v for k, v in entry.items() if k not in DESCRIPTIVE_FIELDS}
 
 
-def _entry(name: str, registry: dict | None = None) -> dict:
+def lookup(name: str, registry: dict | None = None) -> dict:
+    """A registered dataset's entry.
+
+    Parameters
+    ----------
+    name : str
+        A dataset name (not a group).
+    registry : dict, optional
+        ``{name: entry}`` (:func:`load_registry`); default the project's registry.
+
+    Returns
+    -------
+    dict
+        Its entry.
+
+    Raises
+    ------
+    BNCBenchError
+        If the name is not registered (with up to five names of the same first three letters).
+    """
     reg = registry if registry is not None else load_registry()
     if name not in reg:
         close = [n for n in reg if n.startswith(name[:3])][:5]
@@ -224,7 +244,7 @@ def paper_shapes(name: str, path: str | os.PathLike | None = None) -> dict[str, 
     BNCBenchError
         If the name is not registered.
     """
-    entry = _entry(name, load_registry(path))
+    entry = lookup(name, load_registry(path))
     tables = _PAPER_TABLES.get(str(Path(path) if path is not None else registry_path()), {})
     in_entry = entry.get("paper") or {}
     out = {}
@@ -311,7 +331,7 @@ def resolve_names(names: str | Iterable[str], path: str | os.PathLike | None = N
         n = str(n)
         members = gr.get(n, [n])
         for m in members:
-            _entry(m, reg)
+            lookup(m, reg)
             if m not in out:
                 out.append(m)
     return out

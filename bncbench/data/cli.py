@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bncbench.data import uci
+from bncbench.data import catalog, uci
+from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.data.identifiers import describe
-from bncbench.data.locate import describe_directory, entry_dir, entry_files
+from bncbench.data.locate import describe_directory, entry_dir, entry_files, resolve_data_dir, sha256_file
 from bncbench.errors import BNCBenchError, IdentifierWarning
 
 
@@ -38,7 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--registry", default=None, help="registry YAML (default: datasets/registry.yaml)")
     sub = p.add_subparsers(dest="cmd", metavar="{list,check,show,fetch}", parser_class=_Parser)
     sp = sub.add_parser("list", parents=[common], help="every registered dataset and whether it is present")
-    sp.add_argument("--group", default=None, help=f"only this group ({', '.join(uci.GROUP_NAMES)})")
+    sp.add_argument("--group", default=None, help=f"only this group ({', '.join(catalog.GROUP_NAMES)})")
     sp = sub.add_parser("check", parents=[common], help="verify presence, sha256 and shape of every file")
     sp.add_argument("names", nargs="*", help="datasets or groups to check (default: all)")
     sp = sub.add_parser("show", parents=[common], help="attributes, class distribution, provenance")
@@ -96,7 +97,7 @@ def _quick_status(entry: dict, ddir: Path | None) -> str:
             return "missing"
         if f.get("bytes") is not None and path.stat().st_size != int(f["bytes"]):
             return f"BAD (size {path.stat().st_size}, expected {f['bytes']})"
-        if f.get("sha256") and uci.sha256_file(path) != f["sha256"]:
+        if f.get("sha256") and sha256_file(path) != f["sha256"]:
             return "BAD (sha256 mismatch)"
     return "ok"
 
@@ -121,16 +122,16 @@ def _own_directories(reg: dict, names: list, ddir: Path | None) -> list[str]:
 
 def _ddir_or_none(arg) -> Path | None:
     try:
-        return uci.resolve_data_dir(arg)
+        return resolve_data_dir(arg)
     except BNCBenchError:
         return None
 
 
 def _cmd_list(args) -> int:
-    reg = uci.load_registry(args.registry)
+    reg = catalog.load_registry(args.registry)
     names = list(reg)
     if args.group:
-        names = uci.resolve_names([args.group], args.registry)
+        names = catalog.resolve_names([args.group], args.registry)
     ddir = _ddir_or_none(args.data_dir)
     print(f"data directory: {ddir if ddir else '(unset: set BNCBENCH_DATA_DIR)'}")
     for line in _own_directories(reg, names, ddir):
@@ -145,7 +146,7 @@ def _cmd_list(args) -> int:
         ex = e.get("expected", {})
         status = _quick_status(e, ddir)
         n_ok += status == "ok"
-        big = "yes" if int(ex.get("rows", 0)) > uci.BIG_THRESHOLD else ""
+        big = "yes" if int(ex.get("rows", 0)) > BIG_THRESHOLD else ""
         paper = "same" if e.get("matches_paper") else "differs"
         print(f"{n:<{w}} {ex.get('rows', '?'):>8} {ex.get('attributes', '?'):>5} {ex.get('classes', '?'):>4} "
               f"{big:>3}  {paper:<6} {status}")
@@ -159,9 +160,9 @@ def _name_width(names) -> int:
 
 
 def _cmd_check(args) -> int:
-    reg = uci.load_registry(args.registry)
-    names = uci.resolve_names(args.names, args.registry) if args.names else list(reg)
-    ddir = uci.resolve_data_dir(args.data_dir)
+    reg = catalog.load_registry(args.registry)
+    names = catalog.resolve_names(args.names, args.registry) if args.names else list(reg)
+    ddir = resolve_data_dir(args.data_dir)
     if not ddir.is_dir():
         raise BNCBenchError(f"data directory {ddir} does not exist")
     bad: list[str] = []
@@ -205,8 +206,8 @@ def _fmt_counts(values: pd.Series, limit: int = 12) -> str:
 
 
 def _cmd_show(args) -> int:
-    reg = uci.load_registry(args.registry)
-    e = uci._entry(args.name, reg)
+    reg = catalog.load_registry(args.registry)
+    e = catalog.lookup(args.name, reg)
     with warnings.catch_warnings():  # identifiers are shown below
         warnings.simplefilter("ignore", IdentifierWarning)
         ds = uci.load_uci(args.name, args.data_dir, registry=args.registry)
@@ -250,11 +251,11 @@ def _cmd_show(args) -> int:
     print(f"source: {prov.get('source', '?')}")
     if prov.get("notes"):
         print(f"notes: {prov['notes']}")
-    shapes = uci.paper_shapes(args.name, args.registry)
+    shapes = catalog.paper_shapes(args.name, args.registry)
     if shapes:
         print(f"paper: {(e.get('paper') or {}).get('name')}")
     for key, z in shapes.items():
-        print(f"  {uci.PAPERS[key]}: {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
+        print(f"  {catalog.PAPERS[key]}: {z['rows']} rows, {z['attributes_incl_class']} attributes incl. class, "
               f"{z['classes']} classes")
     paper = e.get("paper") or {}
     pk = paper.get("pernkopf")
@@ -326,12 +327,12 @@ def fetch(
         or the file cannot be downloaded, the download's sha256 differs from the entry's
         (nothing is written then), or there is no data directory.
     """
-    entry = uci._entry(name, uci.load_registry(registry))
+    entry = catalog.lookup(name, catalog.load_registry(registry))
     url = _fetch_url(entry, timeout)
-    ddir = uci.resolve_data_dir(data_dir)
+    ddir = resolve_data_dir(data_dir)
     dest = ddir / entry["file"]
     want = entry.get("sha256")
-    if dest.is_file() and not force and want and uci.sha256_file(dest) == want:
+    if dest.is_file() and not force and want and sha256_file(dest) == want:
         return dest
     ddir.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{entry['file']}.", suffix=".part", dir=ddir)
@@ -359,7 +360,7 @@ def fetch(
 
 
 def _cmd_fetch(args) -> int:
-    names = uci.resolve_names(args.names, args.registry)
+    names = catalog.resolve_names(args.names, args.registry)
     w = _name_width(names)
     for n in names:
         dest = fetch(n, args.data_dir, registry=args.registry, force=args.force, timeout=args.timeout)

@@ -243,3 +243,30 @@ def from_codes(
     if classes is None:
         classes = [str(c) for c in range(int(y.max()) + 1 if y.size else 0)]
     return Dataset(name, pd.DataFrame(cols), y, list(classes), dict(meta or {}))
+
+
+def from_table(name: str, X: pd.DataFrame, y: pd.Categorical, meta: Mapping[str, Any] | None = None) -> Dataset:
+    """A :class:`Dataset` from a typed table and its class as a categorical (the loaders' last step).
+
+    Parameters
+    ----------
+    name : str
+        Name of the dataset.
+    X : pandas.DataFrame
+        The attributes: categorical and float64 columns.
+    y : pandas.Categorical
+        The class; its categories become :attr:`Dataset.classes`, in their order.
+    meta : mapping, optional
+        Provenance, copied into :attr:`Dataset.meta`; default empty.
+
+    Returns
+    -------
+    Dataset
+        The dataset.
+
+    Raises
+    ------
+    BNCBenchError
+        If the dataset is invalid (see :class:`Dataset`).
+    """
+    return Dataset(name, X, np.asarray(y.codes, dtype=np.int64), [str(c) for c in y.categories], dict(meta or {}))

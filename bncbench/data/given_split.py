@@ -23,10 +23,14 @@ import os
 import numpy as np
 import pandas as pd
 
-from bncbench.data.dataset import Dataset
-from bncbench.data.formats.common import _cat_index
+from bncbench.data.catalog import load_registry
+from bncbench.data.dataset import Dataset, from_table
+from bncbench.data.formats.common import cat_index
 from bncbench.data.formats.idx import read_idx_pair
-from bncbench.data.locate import describe_directory, entry_dir, entry_files
+from bncbench.data.locate import describe_directory, entry_dir, entry_files, verify_file
+from bncbench.data.screen import check_shape
+from bncbench.data.table import typed_table
+from bncbench.data.transforms import apply_transforms
 from bncbench.errors import BNCBenchError
 
 __all__ = ["PARTS", "has_given_split", "holdout_indices", "load_given", "names_with_split"]
@@ -65,8 +69,6 @@ def names_with_split(registry: dict | None = None) -> list[str]:
         Their names.
     """
     if registry is None:
-        from bncbench.data.catalog import load_registry
-
         registry = load_registry()
     return [n for n, e in registry.items() if has_given_split(e)]
 
@@ -109,20 +111,18 @@ def _idx_part(entry: dict, paths: list) -> tuple[np.ndarray, pd.Categorical]:
     X = images.reshape(images.shape[0], -1)  # the pixels of each image, row-major
     values, inverse = np.unique(labels, return_inverse=True)
     cats = [str(v) for v in entry.get("class_values") or values]
-    pos = _cat_index(cats).get_indexer(values.astype(str))
+    pos = cat_index(cats).get_indexer(values.astype(str))
     if (pos < 0).any():
         raise BNCBenchError(f"{paths[1]}: label {int(values[pos < 0][0])} is not a class value of "
                             f"{entry['name']!r} {cats}")
-    return X, pd.Categorical.from_codes(pos[inverse.ravel()], categories=_cat_index(cats))
+    return X, pd.Categorical.from_codes(pos[inverse.ravel()], categories=cat_index(cats))
 
 
 def _text_part(entry: dict, paths: list, shas: list, cache: bool) -> tuple[pd.DataFrame, pd.Categorical]:
-    from bncbench.data.uci import _load_typed
-
     if len(paths) != 1:
         raise BNCBenchError(f"dataset {entry['name']!r}: a {entry.get('format')} part is one file (got {len(paths)})")
     spec = {k: v for k, v in entry.items() if k != "transforms"}  # transforms apply to the stacked parts
-    return _load_typed(paths[0], spec, str(paths[0]), shas[0], cache)
+    return typed_table(paths[0], spec, str(paths[0]), shas[0], cache)
 
 
 def _stack(parts: list, source: str) -> tuple[pd.DataFrame, pd.Categorical]:
@@ -166,8 +166,6 @@ def load_given(entry: dict, data_dir: str | os.PathLike | None = None, *, cache:
         If the directory or a file is missing, a file is truncated or has another sha256,
         cannot be parsed, or the result has another shape than the entry's ``expected``.
     """
-    from bncbench.data.uci import _apply_transforms, _check_shape, _verify
-
     name = entry["name"]
     if not has_given_split(entry):
         raise BNCBenchError(f"dataset {name!r}: 'files' must have the parts train and test")
@@ -177,7 +175,7 @@ def load_given(entry: dict, data_dir: str | os.PathLike | None = None, *, cache:
     files = sorted(entry_files(entry), key=lambda f: PARTS.index(f["part"]))  # training files first
     for f in files:
         f["path"] = ddir / f["file"]
-        f["sha256"] = _verify(f["path"], f)
+        f["sha256"] = verify_file(f["path"], f)
     parts, rows = [], {}
     for part in PARTS:
         mine = [f for f in files if f["part"] == part]
@@ -189,14 +187,14 @@ def load_given(entry: dict, data_dir: str | os.PathLike | None = None, *, cache:
         parts.append((X, y))
         rows[part] = int(X.shape[0])
     X, y = _stack(parts, str(ddir))
-    X, y = _apply_transforms(X, y, entry.get("transforms") or [], f"dataset {name!r}")
+    X, y = apply_transforms(X, y, entry.get("transforms") or [], f"dataset {name!r}")
     meta = {k: entry[k] for k in ("format", "provenance", "paper", "differences", "transforms", "variant_of")
             if k in entry}
     meta.update({"path": str(ddir), "registered": True, "split": rows,
                  "files": [{"file": f["file"], "part": f["part"], "path": str(f["path"]), "sha256": f["sha256"]}
                            for f in files]})
-    ds = Dataset(name, X, np.asarray(y.codes, dtype=np.int64), [str(c) for c in y.categories], meta)
-    _check_shape(name, ddir, ds, entry)
+    ds = from_table(name, X, y, meta)
+    check_shape(name, ddir, ds, entry)
     exp = entry.get("expected") or {}
     wrong = [f"{p} {rows[p]} (expected {exp[p]})" for p in PARTS if p in exp and int(exp[p]) != rows[p]]
     if wrong:

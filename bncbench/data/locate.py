@@ -1,4 +1,8 @@
-"""Where the files of a registered dataset are, and which files it has.
+"""Where the files of a registered dataset are, which files it has, and whether each is the one registered.
+
+The first step of loading (``docs/architecture.md``, "Data"): the data directory
+(:func:`resolve_data_dir`), an entry's own directory (:func:`entry_dir`), its files
+(:func:`entry_files`), and each file's presence, size and sha256 (:func:`verify_file`).
 
 Most registry entries name one ``file`` in the data directory (``$BNCBENCH_DATA_DIR`` or a
 ``data_dir`` argument). An entry may instead say where its own directory is, and have several
@@ -19,12 +23,41 @@ datasets are found in its sibling ``digits/`` (or wherever ``$BNCBENCH_DIGITS_DI
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
+from bncbench import settings
 from bncbench.errors import BNCBenchError
 
-__all__ = ["describe_directory", "entry_dir", "entry_files"]
+__all__ = ["describe_directory", "entry_dir", "entry_files", "resolve_data_dir", "sha256_file", "verify_file"]
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """The data directory: the argument, else ``$BNCBENCH_DATA_DIR``.
+
+    Parameters
+    ----------
+    data_dir : str or os.PathLike, optional
+        The directory; ``None`` or ``""`` means ``$BNCBENCH_DATA_DIR``.
+
+    Returns
+    -------
+    pathlib.Path
+        The directory, ``~`` expanded (not checked for existence).
+
+    Raises
+    ------
+    BNCBenchError
+        If neither the argument nor ``$BNCBENCH_DATA_DIR`` is set.
+    """
+    d = data_dir if data_dir not in (None, "") else settings.data_dir()
+    if not d:
+        raise BNCBenchError(
+            "no data directory: set BNCBENCH_DATA_DIR to the directory of the registered datasets' files, "
+            "or pass data_dir"
+        )
+    return Path(d).expanduser()
 
 
 def entry_dir(entry: dict, data_dir: str | os.PathLike | None = None) -> Path:
@@ -50,16 +83,14 @@ def entry_dir(entry: dict, data_dir: str | os.PathLike | None = None) -> Path:
         If the directory cannot be determined (no variable and no data directory), or the
         entry's ``directory`` is malformed.
     """
-    from bncbench.data.uci import resolve_data_dir
-
     spec = entry.get("directory")
     if spec is None:
         return resolve_data_dir(data_dir)
     if not isinstance(spec, dict) or not (spec.get("env") or spec.get("sibling")):
         raise BNCBenchError(f"dataset {entry['name']!r}: registry field 'directory' needs env and/or sibling")
-    env = spec.get("env")
-    if env and os.environ.get(env):
-        return Path(os.environ[env]).expanduser()
+    own = settings.directory(spec["env"]) if spec.get("env") else None
+    if own is not None:
+        return own
     if spec.get("sibling"):
         try:
             base = resolve_data_dir(data_dir)
@@ -133,3 +164,65 @@ def entry_files(entry: dict) -> list[dict]:
             out.append({"file": r["file"], "bytes": r.get("bytes"), "sha256": r.get("sha256"), "part": str(part),
                         "name": name})
     return out
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to hash.
+
+    Returns
+    -------
+    str
+        The hex digest (64 lowercase hex digits).
+    """
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_file(path: Path, record: dict) -> str:
+    """Check that a registered file is there, whole, and the one registered; return its sha256.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        Where the file is looked for.
+    record : dict
+        Its registry record: the dataset's ``name``, and the file's ``bytes`` and ``sha256``
+        when the registry has them (a single-file entry, or one of :func:`entry_files`).
+
+    Returns
+    -------
+    str
+        The file's sha256.
+
+    Raises
+    ------
+    BNCBenchError
+        If the file is missing, shorter than ``bytes`` (truncated), or has another sha256.
+    """
+    name = record["name"]
+    if not path.is_file():
+        raise BNCBenchError(
+            f"dataset {name!r}: file {path} not found (set BNCBENCH_DATA_DIR or run "
+            f"`python -m bncbench data fetch {name}` if it has a URL)"
+        )
+    size = path.stat().st_size
+    want_size = record.get("bytes")
+    if want_size is not None and size < int(want_size):
+        raise BNCBenchError(f"dataset {name!r}: {path} is truncated ({size} of {want_size} bytes)")
+    sha = sha256_file(path)
+    want = record.get("sha256")
+    if want and sha != want:
+        extra = f", {size} bytes instead of {want_size}" if want_size is not None and size != int(want_size) else ""
+        raise BNCBenchError(
+            f"dataset {name!r}: {path} has sha256 {sha[:16]}…, expected {str(want)[:16]}…{extra} "
+            "(corrupt or a different version of the file)"
+        )
+    return sha

@@ -13,8 +13,11 @@ import hashlib
 import json
 from typing import Any, Iterable, Mapping
 
+from bncbench.data.catalog import data_identity, groups, load_registry
 from bncbench.data.dataset import Dataset
+from bncbench.data.locate import describe_directory, entry_dir, entry_files, sha256_file
 from bncbench.data.sources import SKLEARN_LOADERS, SYNTHETIC_PRESETS, load_sklearn, load_synthetic
+from bncbench.data.uci import load_file, load_uci
 from bncbench.errors import BNCBenchError
 
 EMBEDDED_GROUPS = {
@@ -29,29 +32,20 @@ EMBEDDED_GROUPS = {
 }
 
 
-def _uci():
-    try:
-        from bncbench.data import uci
-    except ImportError:  # pragma: no cover - the registry module is part of the package
-        return None
-    return uci
-
-
 def uci_names() -> list[str]:
     """Names of the datasets in the registry file (``datasets/registry.yaml``).
 
     Returns
     -------
     list of str
-        Every registered name, in registry order; empty if the loader module cannot be imported.
+        Every registered name, in registry order.
 
     Raises
     ------
     BNCBenchError
         If the registry file is missing or invalid (see :func:`bncbench.data.catalog.load_registry`).
     """
-    uci = _uci()
-    return list(uci.load_registry()) if uci else []
+    return list(load_registry())
 
 
 def all_groups() -> dict[str, list[str]]:
@@ -69,12 +63,10 @@ def all_groups() -> dict[str, list[str]]:
     BNCBenchError
         If the registry file is missing or invalid.
     """
-    groups = dict(EMBEDDED_GROUPS)
-    uci = _uci()
-    if uci:
-        for g, names in uci.groups().items():
-            groups.setdefault(g, list(names))
-    return groups
+    out = dict(EMBEDDED_GROUPS)
+    for g, names in groups().items():
+        out.setdefault(g, list(names))
+    return out
 
 
 def known_names() -> list[str]:
@@ -221,13 +213,11 @@ def _fingerprint(spec_json: str, legacy: bool = False) -> str:
     spec = json.loads(spec_json)
     ident = dict(spec)
     if spec["source"] == "uci":  # the file's checksum and every parse option of its entry
-        from bncbench.data.catalog import data_identity
-
-        entry = _uci().load_registry()[spec["name"]]
+        entry = load_registry()[spec["name"]]
         ident["entry"] = entry if legacy else data_identity(entry)
     elif spec["source"] == "file" and spec.get("path"):
         try:
-            ident["file_sha256"] = _uci().sha256_file(spec["path"])
+            ident["file_sha256"] = sha256_file(spec["path"])
         except OSError:
             pass  # reported when the dataset is loaded
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]
@@ -280,14 +270,13 @@ def _load(spec: dict, data_dir: str | None) -> Dataset:
         if "cardinality" in opts and not isinstance(opts["cardinality"], (int, float)):
             opts["cardinality"] = tuple(opts["cardinality"])
         return load_synthetic(name, **opts)
-    uci = _uci()
     if src == "uci":
-        return uci.load_uci(name, data_dir=data_dir)
+        return load_uci(name, data_dir=data_dir)
     if src == "file":
         if "path" not in spec or "class_column" not in spec:
             raise BNCBenchError(f"dataset {name!r}: a file dataset needs 'path' and 'class_column'")
         opts = {k: v for k, v in spec.items() if k not in ("name", "source", "path", "class_column")}
-        ds = uci.load_file(spec["path"], spec["class_column"], **opts)
+        ds = load_file(spec["path"], spec["class_column"], **opts)
         ds.name = name
         return ds
     raise BNCBenchError(f"dataset {name!r}: unknown source {src!r}")
@@ -316,17 +305,14 @@ def check_available(specs: list[dict], data_dir: str | None) -> None:
         If a plain ``uci`` spec is given without ``data_dir``, a registered file is not
         found, or a dataset fails to load (see :func:`load`).
     """
-    from bncbench.data.locate import describe_directory, entry_dir, entry_files
-
-    uci = _uci()
     uci_specs = [s for s in specs if s["source"] == "uci"]
-    plain = [s for s in uci_specs if "directory" not in uci.load_registry()[s["name"]]]
+    plain = [s for s in uci_specs if "directory" not in load_registry()[s["name"]]]
     if plain and not data_dir:
         raise BNCBenchError(
             f"dataset {plain[0]['name']!r} needs the data directory: set BNCBENCH_DATA_DIR or data_dir=PATH"
         )
     for s in uci_specs:
-        entry = uci.load_registry()[s["name"]]
+        entry = load_registry()[s["name"]]
         ddir = entry_dir(entry, data_dir)
         where = describe_directory(entry) if "directory" in entry else "check BNCBENCH_DATA_DIR / data_dir"
         for f in entry_files(entry):

@@ -1,21 +1,24 @@
-"""The dataset loaders: registered UCI datasets by name, unregistered ARFF / CSV / TSV files by path.
+"""The dataset loaders: registered datasets by name, unregistered ARFF / CSV / TSV files by path.
 
-Files are read from the directory named by ``BNCBENCH_DATA_DIR`` (or a
-``data_dir`` argument). Every load verifies the file's sha256; the parsed and
-typed table is cached as parquet under ``BNCBENCH_CACHE_DIR`` (default
-``~/.cache/bncbench``), keyed by the file's sha256 and the parse specification,
-so the second load of a dataset only hashes the file and reads the parquet.
+Each loader walks the loading steps once, one way (``docs/architecture.md``, "Data"):
 
-The other concerns live in their own modules: :mod:`bncbench.data.catalog`
-(reading ``registry.yaml``, groups, name resolution), :mod:`bncbench.data.formats`
-(the ARFF and delimited-text parsers) and :mod:`bncbench.data.cache` (hashing and
-the parsed-table cache).
+locate (:mod:`bncbench.data.locate`: the file, its size and sha256) -> read and parse
+(:mod:`bncbench.data.parse`, :mod:`bncbench.data.formats`) -> typed table, through the parsed-table
+cache (:mod:`bncbench.data.table`, :mod:`bncbench.data.cache`) -> transforms
+(:mod:`bncbench.data.transforms`) -> screening (:mod:`bncbench.data.screen`: identifiers, the
+expected shape) -> :class:`~bncbench.data.dataset.Dataset`.
+
+Files are read from the directory named by ``BNCBENCH_DATA_DIR`` (or a ``data_dir``
+argument); the parsed and typed table is cached as parquet under ``BNCBENCH_CACHE_DIR``
+(default ``~/.cache/bncbench``), keyed by the file's sha256 and the parse specification, so the
+second load of a dataset only hashes the file and reads the parquet. A registered dataset whose
+files hold a given train/test split is loaded by :mod:`bncbench.data.given_split`.
 
 Public API
 ----------
 ``load_uci(name, data_dir=None)``, ``load_file(path, class_column, fmt=None, ...)``,
-``check_file(name, data_dir=None)``, ``resolve_data_dir(data_dir=None)``; re-exported
-for backward compatibility: ``load_registry(path=None)``, ``REGISTRY`` (lazy),
+``check_file(name, data_dir=None)``; re-exported for backward compatibility:
+``resolve_data_dir(data_dir=None)``, ``load_registry(path=None)``, ``REGISTRY`` (lazy),
 ``groups()``, ``resolve_names(names)``, ``registry_path()``, ``parse_arff(text, source)``,
 ``ArffAttribute``, ``ArffTable``, ``sha256_file(path)``, ``cache_dir()``, ``CACHE_VERSION``.
 """
@@ -27,32 +30,32 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
-import pandas as pd
-
-from bncbench.data.cache import (  # noqa: F401  (re-exported)
-    CACHE_VERSION,
-    _cache_file,
-    _cache_read,
-    _cache_write,
-    cache_dir,
-    sha256_file,
-)
+from bncbench.data.cache import CACHE_VERSION, cache_dir  # noqa: F401  (re-exported)
 from bncbench.data.catalog import (  # noqa: F401  (re-exported)
     GROUP_NAMES,
     PAPERS,
-    _entry,
     groups,
     load_registry,
+    lookup,
     paper_shapes,
     registry_path,
     resolve_names,
 )
-from bncbench.data.dataset import BIG_THRESHOLD, Dataset  # noqa: F401  (BIG_THRESHOLD re-exported)
+from bncbench.data.dataset import BIG_THRESHOLD, Dataset, from_table  # noqa: F401  (BIG_THRESHOLD re-exported)
 from bncbench.data.formats.arff import ArffAttribute, ArffTable, parse_arff  # noqa: F401
-from bncbench.data.formats.common import _FORMATS, _cat_index, _read_text, _resolve_column
-from bncbench.data.formats.text import _fields, _parse_text
-from bncbench.data.identifiers import screen
+from bncbench.data.formats.common import FORMATS
+from bncbench.data.given_split import load_given
+from bncbench.data.locate import (  # noqa: F401  (resolve_data_dir, sha256_file re-exported)
+    describe_directory,
+    entry_dir,
+    entry_files,
+    resolve_data_dir,
+    sha256_file,
+    verify_file,
+)
+from bncbench.data.parse import infer_format, sniff_header
+from bncbench.data.screen import check_shape, screen_identifiers
+from bncbench.data.table import typed_table
 from bncbench.errors import BNCBenchError
 
 __all__ = [
@@ -73,231 +76,13 @@ __all__ = [
 ]
 
 
-def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
-    """The data directory: the argument, else ``$BNCBENCH_DATA_DIR``.
-
-    Parameters
-    ----------
-    data_dir : str or os.PathLike, optional
-        The directory; ``None`` or ``""`` means ``$BNCBENCH_DATA_DIR``.
-
-    Returns
-    -------
-    pathlib.Path
-        The directory, ``~`` expanded (not checked for existence).
-
-    Raises
-    ------
-    BNCBenchError
-        If neither the argument nor ``$BNCBENCH_DATA_DIR`` is set.
-    """
-    d = data_dir if data_dir not in (None, "") else os.environ.get("BNCBENCH_DATA_DIR")
-    if not d:
-        raise BNCBenchError(
-            "no data directory: set BNCBENCH_DATA_DIR or pass data_dir "
-            "(e.g. BNCBENCH_DATA_DIR=/work/shared/datasets/uci)"
-        )
-    return Path(d).expanduser()
-
-
 def __getattr__(attr: str) -> dict[str, dict]:  # lazy module attribute REGISTRY
     if attr == "REGISTRY":
         return load_registry()
     raise AttributeError(attr)
 
 
-# --------------------------------------------------------------------------- parse pipeline
-
-
-def _apply_transforms(X: pd.DataFrame, y: pd.Categorical, transforms: list, source: str):
-    """Declarative transforms from the registry (see datasets/registry.yaml header)."""
-    for t in transforms or []:
-        op = t.get("op")
-        if op == "downsample":  # average pooling of image pixels (bncbench.data.images)
-            from bncbench.data.images import downsample_frame
-
-            X = downsample_frame(X, factor=t.get("factor"), shape=t.get("shape"), source=source)
-        elif op == "bin_class":
-            # class values are numbers; value <= upper_bounds[i] -> labels[i], above all -> labels[-1]
-            bounds = [float(b) for b in t["upper_bounds"]]
-            labels = [str(l) for l in t["labels"]]
-            if len(labels) != len(bounds) + 1:
-                raise BNCBenchError(f"{source}: bin_class needs len(labels) == len(upper_bounds) + 1")
-            vals = pd.to_numeric(pd.Series(np.asarray(y, dtype=object)), errors="coerce").to_numpy(float)
-            if np.isnan(vals).any():
-                raise BNCBenchError(f"{source}: bin_class on a class with non-numeric values")
-            codes = np.searchsorted(np.asarray(bounds), vals, side="left")
-            y = pd.Categorical.from_codes(codes, categories=_cat_index(labels))
-        elif op == "drop_unused_classes":
-            y = y.remove_unused_categories()
-        elif op == "drop_constant_attributes":
-            keep = [c for c in X.columns if X[c].nunique(dropna=True) > 1]
-            X = X[keep]
-        elif op == "one_hot_to_nominal":
-            X = _one_hot_to_nominal(X, t.get("groups"), source)
-        else:
-            raise BNCBenchError(f"{source}: unknown transform {op!r}")
-    return X, y
-
-
-def _one_hot_to_nominal(X: pd.DataFrame, groups, source: str) -> pd.DataFrame:
-    """Each group of 0/1 indicator columns becomes one nominal attribute, where its leftmost column was.
-
-    ``groups`` maps the new attribute's name to its indicator columns; its value is the name of
-    the column holding the row's 1 (a missing indicator makes it missing). A row whose
-    indicators are not exactly one 1 among 0s is an error, as is a value other than 0 and 1.
-    """
-    if not isinstance(groups, dict) or not groups or not all(isinstance(c, list) and c for c in groups.values()):
-        raise BNCBenchError(f"{source}: one_hot_to_nominal needs groups: {{name: [indicator columns]}}")
-    for name, cols in groups.items():
-        cols = [_resolve_column(c, X.columns, source, "indicator column") for c in cols]
-        block = X[cols].apply(pd.to_numeric, errors="coerce").to_numpy(float)
-        present = ~np.isnan(block).any(axis=1)
-        bad = present & ~np.all((block == 0) | (block == 1), axis=1)
-        bad |= present & (np.nansum(block, axis=1) != 1)
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise BNCBenchError(f"{source}: one_hot_to_nominal group {name!r}: {int(bad.sum())} rows are not one 1 "
-                                f"among 0s (first: row {k + 1}, values {block[k].tolist()})")
-        codes = np.where(present, np.argmax(np.nan_to_num(block, nan=-1), axis=1), -1)  # NaN rows: missing
-        at = min(X.columns.get_loc(c) for c in cols)
-        X = X.drop(columns=cols)
-        X.insert(at, str(name), pd.Categorical.from_codes(codes, categories=_cat_index(cols)))
-    return X
-
-
-def _finish(
-    X: pd.DataFrame,
-    y: pd.Categorical,
-    source: str,
-    *,
-    drop_columns: Sequence[str] = (),
-    missing_class: str = "error",
-    transforms: list | None = None,
-    linenos: Sequence[int] | None = None,
-) -> tuple[pd.DataFrame, pd.Categorical]:
-    drop = [_resolve_column(c, X.columns, source, "column to drop") for c in drop_columns or []]
-    if drop:
-        X = X.drop(columns=drop)
-    codes = np.asarray(y.codes)
-    miss = codes < 0
-    if miss.any():
-        if missing_class == "drop":
-            keep = ~miss
-            X = X.loc[keep]
-            y = y[keep]
-        else:
-            k = int(np.flatnonzero(miss)[0])
-            line = f", line {linenos[k]}" if linenos is not None else ""
-            raise BNCBenchError(
-                f"{source}{line}: missing class value ({int(miss.sum())} rows); "
-                "set missing_class: drop to discard them"
-            )
-    X = X.reset_index(drop=True)
-    X, y = _apply_transforms(X, y, transforms or [], source)
-    return X, y
-
-
-def _parse_any(path: Path, spec: dict, source: str) -> tuple[pd.DataFrame, pd.Categorical]:
-    fmt = spec["format"]
-    text = _read_text(path, bool(spec.get("gzip")))
-    if fmt == "arff":
-        table = parse_arff(text, source)
-        cols = [a.name for a in table.attributes]
-        cls = _resolve_column(spec.get("class_column", "last"), cols, source)
-        if table.attributes[cols.index(cls)].kind != "nominal":
-            raise BNCBenchError(f"{source}: class attribute {cls!r} is numeric; a nominal class is needed")
-        X = table.frame.drop(columns=[cls])
-        y = table.frame[cls].array
-        linenos = None
-    else:
-        sep = {"csv": spec.get("separator") or ",", "tsv": "\t", "whitespace": "whitespace"}[fmt]
-        if fmt == "csv" and spec.get("separator") == "whitespace":
-            sep = "whitespace"
-        X, y, linenos = _parse_text(
-            text,
-            source,
-            sep=sep,
-            header=bool(spec.get("header", False)),
-            names=spec.get("column_names"),
-            missing=spec.get("missing", ["?"]),
-            class_column=spec.get("class_column", "last"),
-            types=spec.get("types"),
-            class_values=spec.get("class_values"),
-            skip_lines=spec.get("skip_lines", ()),
-        )
-    X, y = _finish(
-        X, y, source,
-        drop_columns=spec.get("drop_columns", ()),
-        missing_class=spec.get("missing_class", "error"),
-        transforms=spec.get("transforms"),
-        linenos=linenos,
-    )
-    return X, pd.Categorical(y)
-
-
-_SPEC_KEYS = (
-    "format", "gzip", "header", "separator", "class_column", "column_names", "drop_columns",
-    "missing", "types", "class_values", "skip_lines", "missing_class", "transforms",
-)
-
-
-def _load_typed(path: Path, spec: dict, source: str, sha: str, use_cache: bool):
-    spec = {k: spec.get(k) for k in _SPEC_KEYS if spec.get(k) is not None}
-    cfile = _cache_file(sha, spec)
-    if use_cache:
-        hit = _cache_read(cfile)
-        if hit is not None:
-            return hit
-    X, y = _parse_any(path, spec, source)
-    if use_cache:
-        _cache_write(cfile, X, y)
-    return X, y
-
-
-def _make_dataset(name: str, X: pd.DataFrame, y: pd.Categorical, meta: dict) -> Dataset:
-    classes = [str(c) for c in y.categories]
-    return Dataset(name, X, np.asarray(y.codes, dtype=np.int64), classes, meta)
-
-
-def _screen(X: pd.DataFrame, where: str, drop, advice: str) -> tuple[pd.DataFrame, dict]:
-    """Identifiers dropped (``drop``) or warned about, and the meta entries that record them."""
-    X, found = screen(X, where, bool(drop), advice, stacklevel=3)  # the warning points at the loader's caller
-    return X, {"identifiers": found, "identifiers_dropped": bool(found) and bool(drop)}
-
-
 # --------------------------------------------------------------------------- public loaders
-
-
-def _verify(path: Path, entry: dict) -> str:
-    """Check presence, size and sha256 of a registered file; return its sha256."""
-    name = entry["name"]
-    if not path.is_file():
-        raise BNCBenchError(
-            f"dataset {name!r}: file {path} not found (set BNCBENCH_DATA_DIR or run "
-            f"`python -m bncbench data fetch {name}` if it has a URL)"
-        )
-    size = path.stat().st_size
-    want_size = entry.get("bytes")
-    if want_size is not None and size < int(want_size):
-        raise BNCBenchError(f"dataset {name!r}: {path} is truncated ({size} of {want_size} bytes)")
-    sha = sha256_file(path)
-    want = entry.get("sha256")
-    if want and sha != want:
-        extra = f", {size} bytes instead of {want_size}" if want_size is not None and size != int(want_size) else ""
-        raise BNCBenchError(
-            f"dataset {name!r}: {path} has sha256 {sha[:16]}…, expected {str(want)[:16]}…{extra} "
-            "(corrupt or a different version of the file)"
-        )
-    return sha
-
-
-def _check_shape(name: str, path: Path, ds: Dataset, entry: dict) -> None:
-    exp = entry.get("expected") or {}
-    got = {"rows": ds.n_instances, "attributes": ds.n_attributes, "classes": ds.n_classes}
-    diffs = [f"{k} {got[k]} (expected {exp[k]})" for k in got if k in exp and int(exp[k]) != got[k]]
-    if diffs:
-        raise BNCBenchError(f"dataset {name!r}: {path} parsed to an unexpected shape: {', '.join(diffs)}")
 
 
 def _meta(entry: dict, path: Path, sha: str) -> dict:
@@ -339,43 +124,17 @@ def load_uci(
         If the name is unknown, the file is missing, truncated or has another
         sha256, it cannot be parsed, or it parses to an unexpected shape.
     """
-    entry = _entry(name, load_registry(registry))
+    entry = lookup(name, load_registry(registry))
     if "files" in entry:  # several files: a given train/test split (MNIST, USPS)
-        from bncbench.data.given_split import load_given
-
         return load_given(entry, data_dir, cache=cache)
     path = resolve_data_dir(data_dir) / entry["file"]
-    sha = _verify(path, entry)
-    X, y = _load_typed(path, entry, str(path), sha, cache)
-    X, found = _screen(X, str(path), entry.get("drop_identifiers"),
-                       f"set drop_identifiers: true in the {name!r} registry entry to drop {{it}}")
-    ds = _make_dataset(name, X, y, {**_meta(entry, path, sha), **found})
-    _check_shape(name, path, ds, entry)
+    sha = verify_file(path, entry)
+    X, y = typed_table(path, entry, str(path), sha, cache)
+    X, found = screen_identifiers(X, str(path), entry.get("drop_identifiers"),
+                                  f"set drop_identifiers: true in the {name!r} registry entry to drop {{it}}")
+    ds = from_table(name, X, y, {**_meta(entry, path, sha), **found})
+    check_shape(name, path, ds, entry)
     return ds
-
-
-def _infer_format(path: Path) -> tuple[str, bool]:
-    n = path.name.lower()
-    gz = n.endswith(".gz")
-    if gz:
-        n = n[:-3]
-    ext = n.rsplit(".", 1)[-1] if "." in n else ""
-    if ext == "arff":
-        return "arff", gz
-    if ext == "csv":
-        return "csv", gz
-    if ext == "tsv":
-        return "tsv", gz
-    # sniff .data/.txt/...: tab, comma, else whitespace
-    head = _read_text(path, gz)[:4096].splitlines()
-    line = next((ln for ln in head if ln.strip()), "")
-    if line.lstrip().lower().startswith(("@relation", "%", "@attribute")):
-        return "arff", gz
-    if "\t" in line:
-        return "tsv", gz
-    if "," in line:
-        return "csv", gz
-    return "whitespace", gz
 
 
 def load_file(
@@ -458,21 +217,17 @@ def load_file(
         raise BNCBenchError(f"{p}: file not found")
     gz = p.name.lower().endswith(".gz")
     if fmt is None:
-        fmt, gz = _infer_format(p)
+        fmt, gz = infer_format(p)
     fmt = fmt.lower()
     if fmt.endswith(".gz"):
         fmt, gz = fmt[:-3], True
-    if fmt not in _FORMATS:
-        raise BNCBenchError(f"{p}: unknown format {fmt!r} (expected one of {', '.join(_FORMATS)})")
+    if fmt not in FORMATS:
+        raise BNCBenchError(f"{p}: unknown format {fmt!r} (expected one of {', '.join(FORMATS)})")
     sha = sha256_file(p)
     if sha256 and sha != sha256:
         raise BNCBenchError(f"{p}: sha256 {sha[:16]}… does not match the expected {sha256[:16]}…")
     if fmt != "arff" and header is None:
-        text = _read_text(p, gz)
-        first = next((ln for ln in text.splitlines() if ln.strip()), "")
-        sep = {"csv": separator or ",", "tsv": "\t", "whitespace": "whitespace"}[fmt]
-        fields = [f.strip().strip("'\"") for f in _fields(first, sep)]
-        header = isinstance(class_column, str) and class_column in fields
+        header = sniff_header(p, gz, fmt, separator, class_column)
     spec: dict[str, Any] = {
         "format": fmt,
         "gzip": gz,
@@ -484,10 +239,11 @@ def load_file(
         "drop_columns": list(drop_columns),
         "missing_class": missing_class,
     }
-    X, y = _load_typed(p, spec, str(p), sha, cache)
-    X, found = _screen(X, str(p), drop_identifiers, "drop {it} with the dataset option drop_identifiers: true")
+    X, y = typed_table(p, spec, str(p), sha, cache)
+    X, found = screen_identifiers(X, str(p), drop_identifiers,
+                                  "drop {it} with the dataset option drop_identifiers: true")
     nm = name or re.sub(r"\.(arff|csv|tsv|data|txt)$", "", p.name.lower().removesuffix(".gz"))
-    return _make_dataset(nm, X, y, {"path": str(p), "sha256": sha, "format": fmt, "registered": False, **found})
+    return from_table(nm, X, y, {"path": str(p), "sha256": sha, "format": fmt, "registered": False, **found})
 
 
 def check_file(
@@ -521,9 +277,7 @@ def check_file(
     BNCBenchError
         If the name is unknown or there is no data directory.
     """
-    from bncbench.data.locate import describe_directory, entry_dir, entry_files
-
-    entry = _entry(name, load_registry(registry))
+    entry = lookup(name, load_registry(registry))
     if "directory" in entry:  # a directory of its own: skipped, with the reason, when it is absent
         try:
             ddir = entry_dir(entry, data_dir)

@@ -13,7 +13,7 @@
 ``checkpoint`` saves during long fits and resumes exactly.
 
 See ``docs/engine.md``; the estimator-facing entry point is
-:func:`bncbench.ccbn.fit_ccbn`.
+:func:`bncbench.engine.fit.fit_ccbn`.
 """
 
 import importlib

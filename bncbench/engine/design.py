@@ -42,11 +42,12 @@ LOG_FLOOR = float(np.log(np.finfo(float).tiny))  # ~ -708: replaces log 0 (only 
 
 
 def backed_off_log_theta(tables: CountTables, factor: Factor, m: float) -> list[np.ndarray]:
-    """Per level, log theta[key, y, x] with the generative model's per-class back-off.
+    """Per level, log theta[key, y, x] with the generative model's back-off (per class, or any class).
 
     For class ``y`` a configuration with ``N(y, prefix) = 0`` takes the values
-    of its longest prefix with data for ``y`` (level 0 is used as is). These
-    are exactly the values :meth:`CountTables.factor_log_theta` uses.
+    of its longest prefix with data for ``y`` (level 0 is used as is); with the
+    tables' ``backoff="any_class"`` every level is used as is. These are exactly
+    the values :meth:`CountTables.factor_log_theta` uses.
 
     Parameters
     ----------
@@ -68,7 +69,7 @@ def backed_off_log_theta(tables: CountTables, factor: Factor, m: float) -> list[
     with np.errstate(divide="ignore", invalid="ignore"):
         for lev, level in enumerate(factor.levels):
             lt = tables.log_theta(factor, lev, m)
-            if lev and level.n_keys:
+            if lev and level.n_keys and tables.backoff != "any_class":
                 has = level.counts.sum(axis=2) > 0
                 ppos = factor.levels[lev - 1].lookup(level.keys // pcards[lev - 1])
                 lt = np.where(has[:, :, None], lt, out[lev - 1][ppos])

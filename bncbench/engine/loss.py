@@ -279,3 +279,4 @@ class CLL:
             return nll, None
         R = d.csum[:, None] * np.exp(S - lse) - d.C
         return nll, np.asarray(A.T @ R)
+

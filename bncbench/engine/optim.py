@@ -23,6 +23,12 @@ Options (``optimizer_options``), all optional:
 ``max_params`` BFGS: refuse problems with more parameters (default 10000;
               it stores a dense inverse Hessian).
 
+``validation_fraction``, ``patience``, ``validation_seed``  early stopping on a
+              stratified held-out part of the training rows (off by default):
+              every optimizer's :class:`Tracer` scores each iterate there,
+              the fit stops ``patience`` (default 10) iterations after the
+              best and returns it (:mod:`bncbench.engine.validation`).
+
 ``blas_threads`` BLAS threads while optimizing (default 1; ``None`` leaves the
               process setting). The optimizers' own linear algebra works on
               vectors of the parameter count (L-BFGS-B's two-loop recursion),
@@ -50,12 +56,17 @@ import sys
 import time
 from typing import Any
 
+from numbers import Real
+
 import numpy as np
 from scipy.optimize import minimize, minimize_scalar
+from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
 from bncbench.engine import checkpoint, lbfgsb
 from bncbench.engine.problem import Problem
+from bncbench.engine.validation import KEYS as VALIDATION_KEYS
+from bncbench.engine.validation import EarlyStop
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer, options
 
@@ -124,24 +135,34 @@ class Tracer:
         self.t0 = time.perf_counter()
         self._logged = 0.0  # ``time`` of the last progress line (the start: none yet)
         self.trace = []
+        problem.tracer = self  # optimize() reads the trace of a run stopped early
 
-    def record(self, x: np.ndarray) -> None:
+    def record(self, x: np.ndarray, **extra) -> None:
         """Append the record of iterate ``x`` (iteration number ``len(trace)``).
 
         ``nll`` comes from the problem's cache when ``x`` was just evaluated (else it is computed and
-        not counted in ``n_fev``); ``time`` is the seconds since the tracer was created.
+        not counted in ``n_fev``); ``time`` is the seconds since the tracer was created. With a
+        validation monitor on the problem (:mod:`bncbench.engine.validation`), its held-out error
+        and NLL are recorded too, and :class:`~bncbench.engine.validation.EarlyStop` is raised once
+        its patience is spent.
 
         Parameters
         ----------
         x : ndarray of shape (n_params,)
             The current iterate.
+        **extra
+            Further fields an optimizer records (e.g. ``flops``).
         """
         p = self.problem
         rec = {"iter": len(self.trace), "nll": float(p.nll(x)), "n_fev": int(p.n_fev),
-               "time": time.perf_counter() - self.t0}
+               "time": time.perf_counter() - self.t0, **extra}
         if p.regularized:
             rec["obj"] = float(rec["nll"] + p._penalty(x)[0])
+        if p.monitor is not None:
+            rec.update(p.monitor(x))
         self.trace.append(rec)
+        if p.monitor is not None and p.monitor.exhausted:
+            raise EarlyStop
         if _PROGRESS is not None and rec["time"] - self._logged >= _PROGRESS[1]:
             self._logged = rec["time"]
             print(f"{_PROGRESS[0]}: iteration {rec['iter']}, objective {rec.get('obj', rec['nll']):.10g}, "
@@ -159,7 +180,7 @@ def _settings(opts: dict, extra: dict) -> dict:
         raise BNCBenchError(f"unknown stop rule {stop!r}; choose one of {', '.join(STOPS)}")
     s = {**STOPS[stop], **extra}
     for k in list(opts):
-        if k in ENGINE_KEYS:
+        if k in ENGINE_KEYS or k in VALIDATION_KEYS:
             opts.pop(k)
         elif k in s:
             s[k] = opts.pop(k)
@@ -492,6 +513,12 @@ _COMMON = (
     _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
     _option("materialize", bool, [bool], "subset models: build the row-index table instead of finding rows on the "
             "fly (memory and speed only; default false)"),
+    _option("validation_fraction", float, [Interval(Real, 0, 1, closed="neither")],
+            "early stopping: hold out this stratified fraction of the training rows and return the iterate of "
+            "lowest held-out error (off by default)"),
+    _option("patience", int, [integer(1)], "early stopping: iterations after the best one before stopping "
+            "(default 10)"),
+    _option("validation_seed", int, [integer(0)], "early stopping: seed of the held-out split (default 0)"),
 )
 OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
     *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),
@@ -545,11 +572,161 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
     run = OPTIMIZERS[name].obj
     opts = dict(options or {})
     threads = opts.pop("blas_threads", 1)
-    if threads is None:
-        return run(problem, np.asarray(x0, dtype=float), opts)
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
+                                or threads < 1):
         raise BNCBenchError(f"blas_threads must be a positive integer or None, got {threads!r}")
-    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
+    with contextlib.ExitStack() as stack:
+        if threads is not None:
+            from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
-    with threadpool_limits(limits=int(threads), user_api="blas"):
-        return run(problem, np.asarray(x0, dtype=float), opts)
+            stack.enter_context(threadpool_limits(limits=int(threads), user_api="blas"))
+        try:
+            out = run(problem, np.asarray(x0, dtype=float), opts)
+        except EarlyStop:
+            out = None
+    monitor = problem.monitor
+    if monitor is None:
+        return out
+    return monitor.best_x, problem.tracer.trace, monitor.best_iter
+
+
+# --- Nash's CG and BFGS as R's optim runs them (Feelders & Ivanovs, §4; bncbench/engine/nash.py) ----
+
+def _nash_settings(problem: Problem, opts: dict | None, known: dict) -> tuple[dict, float, float]:
+    """Options of the Nash optimizers (R's defaults where absent) and the evaluation costs."""
+    from bncbench.engine import nash
+
+    o = dict(opts or {})
+    costs = o.pop("flop_costs", None)
+    s = {"maxiter": nash.MAXIT, "reltol": nash.RELTOL, "abstol": nash.ABSTOL, **known}
+    for k in list(o):
+        v = o.pop(k)
+        if k in ENGINE_KEYS or k in VALIDATION_KEYS:
+            continue
+        if k not in s:
+            raise BNCBenchError(f"unknown optimizer option {k!r}; known: {', '.join(sorted([*s, 'flop_costs']))}")
+        if v is not None:
+            s[k] = v
+    s["maxiter"] = int(s["maxiter"])
+    if s["maxiter"] < 0:
+        raise BNCBenchError("maxiter must be >= 0")
+    if costs is None and hasattr(problem.pmap, "flop_costs"):
+        costs = problem.pmap.flop_costs(problem.cll.data)
+    elif callable(costs):
+        costs = costs(problem)
+    cost_cll, cost_grad = (0.0, 0.0) if costs is None else (float(costs[0]), float(costs[1]))
+    return s, cost_cll, cost_grad
+
+
+def _nash_run(algo, problem: Problem, x0: np.ndarray, s: dict, cost_cll: float, cost_grad: float, **kw):
+    tr = Tracer(problem)
+    if s["maxiter"] == 0:
+        problem.fg(x0)
+        tr.record(x0)
+        return x0, tr.trace, 0
+
+    def on_iteration(x, rec):
+        tr.record(x, **{k: rec[k] for k in ("n_f", "n_g", "count_cll", "flops", "flops_total")})
+
+    res = algo(problem.f, lambda x: problem.fg(x)[1], x0, maxit=s["maxiter"], reltol=float(s["reltol"]),
+               abstol=float(s["abstol"]), cost_cll=cost_cll, cost_grad=cost_grad, on_iteration=on_iteration, **kw)
+    return res.x, tr.trace, len(tr.trace) - 1
+
+
+def cg_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """Nash's conjugate gradients as R's ``optim(method="CG")`` (:func:`bncbench.engine.nash.cgmin`).
+
+    Polak-Ribiere directions (``cg_type`` 2) by default, the acceptable-point search and R's
+    parabola step; stops as R does (gradient test ``reltol * r * sqrt(reltol)``, ``abstol``,
+    ``maxiter`` gradient evaluations, default 100). Each trace record (one per gradient
+    evaluation) adds ``n_f``, ``n_g``, ``count_cll``, ``flops`` and ``flops_total``
+    (:mod:`bncbench.engine.flops`: where the evaluation costs come from).
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point.
+    opts : dict or None
+        ``maxiter`` (default 100), ``reltol`` (sqrt(eps)), ``abstol`` (-inf), ``cg_type`` (2),
+        ``parabola`` (``"r"``, or ``"nash"``), ``flop_costs``; engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        R's ``par``.
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Gradient evaluations after the first.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option is unknown or out of range.
+    """
+    from bncbench.engine import nash
+
+    s, cc, cg_ = _nash_settings(problem, opts, {"cg_type": 2, "parabola": "r"})
+    return _nash_run(nash.cgmin, problem, x0, s, cc, cg_, type=int(s["cg_type"]), parabola=s["parabola"])
+
+
+def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
+    """Nash's variable metric method as R's ``optim(method="BFGS")`` (:func:`bncbench.engine.nash.vmmin`).
+
+    The acceptable-point search from step 1; stops as R does (relative reduction ``reltol``,
+    ``abstol``, ``maxiter`` gradient evaluations, default 100). The inverse Hessian is dense (its
+    lower triangle, as R keeps it): problems with more than ``max_params`` parameters (default
+    10000, 400 MB) are refused. The
+    trace records as :func:`cg_nash`'s.
+
+    Parameters
+    ----------
+    problem : Problem
+        The objective.
+    x0 : ndarray of shape (n_params,)
+        Starting point.
+    opts : dict or None
+        ``maxiter`` (default 100), ``reltol`` (sqrt(eps)), ``abstol`` (-inf), ``max_params``
+        (10000), ``flop_costs``; engine options are ignored.
+
+    Returns
+    -------
+    x : ndarray of shape (n_params,)
+        R's ``par``.
+    trace : list of dict
+        The per-iteration trace, iteration 0 at ``x0``.
+    n_iter : int
+        Gradient evaluations after the first.
+
+    Raises
+    ------
+    BNCBenchError
+        If an option is unknown or out of range, or the problem has more than ``max_params``
+        parameters.
+    """
+    from bncbench.engine import nash
+
+    s, cc, cg_ = _nash_settings(problem, opts, {"max_params": 10000})
+    if x0.size > int(s["max_params"]):
+        raise BNCBenchError(f"bfgs_nash stores a dense {x0.size}x{x0.size} inverse Hessian (its lower triangle), "
+                            f"above max_params={int(s['max_params'])}; raise optimizer.max_params or use cg_nash")
+    return _nash_run(nash.vmmin, problem, x0, s, cc, cg_)
+
+
+_ENGINE_OPTIONS = tuple(h for h in _COMMON if h.name in (*ENGINE_KEYS, *VALIDATION_KEYS, "blas_threads", "maxiter"))
+_NASH = (
+    _option("reltol", float, [finite(0.0)], "R's reltol (default sqrt(eps))"),
+    _option("abstol", float, [Interval(Real, None, None, closed="neither")], "R's abstol (default -inf)"),
+    _option("flop_costs", Any, [callable, tuple, list], "(cost_CLL, cost_grad) or a callable problem -> them, "
+            "for the trace's flops (default: the parameter map's flop_costs, else 0)"),
+)
+OPTIMIZERS.register("cg_nash", label=" [CG-Nash]", hyperparameters=(
+    *_ENGINE_OPTIONS, *_NASH, _option("cg_type", int, [integer(1, 3)], "1 Fletcher-Reeves, 2 Polak-Ribiere "
+                                      "(default), 3 Beale-Sorenson"),
+    _option("parabola", str, [options(("r", "nash"))], "r: R's parabola step (half the acceptable step, "
+            "default); nash: through the search's starting value")))(cg_nash)
+OPTIMIZERS.register("bfgs_nash", label=" [BFGS-Nash]", hyperparameters=(
+    *_ENGINE_OPTIONS, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems (default 10000)")))(
+    bfgs_nash)

@@ -32,24 +32,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bncbench.components import INITS, PARAMETERIZATIONS
+from bncbench.components import PARAMETERIZATIONS
 from bncbench.engine.design import Layout
+from bncbench.engine.inits import Init, Start, make_init
 from bncbench.errors import BNCBenchError
 
 if TYPE_CHECKING:
     from bncbench.engine.composite import CompositeLayout
 
 
-def _check_init(init):
-    INITS[init]  # unknown names: one clear error listing the registered ones
-
-
 class ParamMap:
     """Base class. ``gen`` is the generative log theta of every row (n_rows, Y).
 
     A map from a free parameter vector ``x`` of length ``n_params`` (set by the subclass) to the
-    log potentials ``Phi``; subclasses implement :meth:`x0`, :meth:`phi`, :meth:`pullback` and
-    :meth:`phi_full`.
+    log potentials ``Phi``; subclasses implement :meth:`phi`, :meth:`pullback` and
+    :meth:`phi_full`, and the two reference points initializations build on, :meth:`origin` and
+    :meth:`generative`. A subclass with hyperparameters of its own takes them as keyword
+    arguments after ``init`` (:func:`bncbench.engine.parameterizations.register_optimized` declares them).
 
     Parameters
     ----------
@@ -58,8 +57,9 @@ class ParamMap:
     gen : ndarray of shape (n_rows, n_classes)
         Generative log theta of every row (:meth:`Layout.generative_phi`, or a composite's
         scaled ``Phi``).
-    init : str
-        A name registered in :data:`bncbench.components.INITS` (``"zeros"`` or ``"generative"``).
+    init : str or Init
+        An initialization (:mod:`bncbench.engine.inits`), or the name of one registered in
+        :data:`bncbench.components.INITS` (built with its default hyperparameters).
 
     Attributes
     ----------
@@ -67,8 +67,10 @@ class ParamMap:
         The parameterization's name.
     reg_center : float
         Centre of the ``"l2_one"`` regularization for this map (1 only for weights).
-    layout, gen, init
+    layout, gen
         As given.
+    init : Init
+        The initialization object.
     nt : int
         Trained rows of ``Phi`` (``layout.n_trained``).
     Y : int
@@ -77,14 +79,15 @@ class ParamMap:
     Raises
     ------
     BNCBenchError
-        If ``init`` is not a registered initialization.
+        If ``init`` is a name that is not registered.
     """
 
     name = "base"
     reg_center = 0.0  # centre of "l2_one" is 1 only for weights
+    normalizes = False  # True: the map normalizes each factor over all its values
 
-    def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str) -> None:
-        """Check ``init`` and keep the layout and the generative values.
+    def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str | Init) -> None:
+        """Resolve ``init`` and keep the layout and the generative values.
 
         Parameters
         ----------
@@ -92,17 +95,35 @@ class ParamMap:
             Rows of ``Phi``.
         gen : ndarray of shape (n_rows, n_classes)
             Generative log theta of every row.
-        init : str
-            A registered initialization.
+        init : str or Init
+            An initialization or a registered initialization's name.
 
         Raises
         ------
         BNCBenchError
-            If ``init`` is not registered.
+            If ``init`` is a name that is not registered.
         """
-        _check_init(init)
-        self.layout, self.gen, self.init = layout, gen, init
+        self.init = make_init(init)
+        self.layout, self.gen = layout, gen
         self.nt, self.Y = layout.n_trained, layout.n_classes
+        self._start = None
+
+    @property
+    def start(self) -> Start:
+        """Where the optimization starts: ``init.start(self)``, computed once.
+
+        Returns
+        -------
+        Start
+        """
+        if self._start is None:
+            start = self.init.start(self)
+            x = np.asarray(start.x, dtype=float)
+            if x.shape != (self.n_params,):
+                raise BNCBenchError(f"initialization {type(self.init).__name__} gave a start of shape {x.shape}; "
+                                    f"the {self.name} parameterization has {self.n_params} parameters")
+            self._start = Start(x, start.rest)
+        return self._start
 
     def x0(self) -> np.ndarray:
         """The starting point of the optimization.
@@ -110,9 +131,31 @@ class ParamMap:
         Returns
         -------
         ndarray of shape (n_params,)
-            Initial parameters, as ``init`` asks.
+            A new array: the initialization's first iterate.
+        """
+        return self.start.x.copy()
+
+    def origin(self) -> Start:
+        """The reference point "every parameter 0" and the untrained rows that go with it.
+
+        Returns
+        -------
+        Start
         """
         raise NotImplementedError
+
+    def generative(self) -> Start:
+        """The reference point whose ``Phi`` is the generative model, and the untrained rows that go with it.
+
+        Returns
+        -------
+        Start
+        """
+        raise NotImplementedError
+
+    def _untrained(self) -> np.ndarray:
+        """The untrained rows of ``Phi`` at the start (for maps whose untrained rows follow it)."""
+        return self.start.rest
 
     def phi(self, x: np.ndarray) -> np.ndarray:
         """The trained rows of ``Phi`` at ``x``.
@@ -203,17 +246,24 @@ class Discriminative(ParamMap):
         """
         super().__init__(layout, gen, init)
         self.n_params = self.nt * self.Y
-        self._rest = gen[self.nt :] if init == "generative" else np.zeros((layout.n_rows - self.nt, self.Y))
 
-    def x0(self) -> np.ndarray:
-        """The starting point: generative log theta of the trained rows (generative init) or zeros.
+    def origin(self) -> Start:
+        """``beta = 0``; the untrained rows 0 too.
 
         Returns
         -------
-        ndarray of shape (n_params,)
-            A new array.
+        Start
         """
-        return self.gen[: self.nt].ravel().copy() if self.init == "generative" else np.zeros(self.n_params)
+        return Start(np.zeros(self.n_params), np.zeros((self.layout.n_rows - self.nt, self.Y)))
+
+    def generative(self) -> Start:
+        """``beta`` = generative log theta, on the trained and the untrained rows.
+
+        Returns
+        -------
+        Start
+        """
+        return Start(self.gen[: self.nt].ravel().copy(), self.gen[self.nt :])
 
     def phi(self, x: np.ndarray) -> np.ndarray:
         """The trained rows of ``Phi``: ``x`` reshaped.
@@ -260,7 +310,7 @@ class Discriminative(ParamMap):
         ndarray of shape (n_rows, n_classes)
             Log potentials of every row.
         """
-        return np.vstack([self.phi(x), self._rest])
+        return np.vstack([self.phi(x), self._untrained()])
 
 
 def _blocks(starts: np.ndarray, end: int):
@@ -292,6 +342,7 @@ class Extended(ParamMap):
         ``n_trained * n_classes``.
     """
     name = "extended"
+    normalizes = True  # needs every value of a factor (refused over AnJE's seen combinations only)
 
     def __init__(self, layout: Layout | CompositeLayout, gen: np.ndarray, init: str) -> None:
         """Set up the blocks, the fixed scale and the untrained rows (see the class docstring).
@@ -319,8 +370,10 @@ class Extended(ParamMap):
         scale = layout.row_scale
         self._scale = None if scale is None else np.asarray(scale, dtype=float)[:, None]
         self._beta0 = gen if self._scale is None else gen / self._scale  # log theta before the fixed scale
-        beta_all = self._beta0 if init == "generative" else np.zeros((layout.n_rows, self.Y))
-        self._rest = self._scaled(self._map(beta_all, self._st_all, self._bid_all))[self.nt :]
+
+    def _rest_of(self, beta_all):
+        """The untrained rows of ``Phi`` when every row's ``beta`` is ``beta_all``."""
+        return self._scaled(self._map(beta_all, self._st_all, self._bid_all))[self.nt :]
 
     def _scaled(self, phi, rows=None):
         if self._scale is None:
@@ -341,15 +394,23 @@ class Extended(ParamMap):
             out[1:] = body - lse[bid]
         return out
 
-    def x0(self) -> np.ndarray:
-        """The starting point: the unscaled generative log theta of the trained rows (generative init) or zeros.
+    def origin(self) -> Start:
+        """``beta = 0``: uniform distributions, on the untrained rows too.
 
         Returns
         -------
-        ndarray of shape (n_params,)
-            A new array.
+        Start
         """
-        return self._beta0[: self.nt].ravel().copy() if self.init == "generative" else np.zeros(self.n_params)
+        return Start(np.zeros(self.n_params), self._rest_of(np.zeros((self.layout.n_rows, self.Y))))
+
+    def generative(self) -> Start:
+        """``beta`` = the unscaled generative log theta, on the trained and the untrained rows.
+
+        Returns
+        -------
+        Start
+        """
+        return Start(self._beta0[: self.nt].ravel().copy(), self._rest_of(self._beta0))
 
     def phi(self, x: np.ndarray) -> np.ndarray:
         """The trained rows of ``Phi``: the scaled log-softmax of ``x`` per block.
@@ -403,7 +464,7 @@ class Extended(ParamMap):
         ndarray of shape (n_rows, n_classes)
             Log potentials of every row.
         """
-        return np.vstack([self.phi(x), self._rest])
+        return np.vstack([self.phi(x), self._untrained()])
 
 
 class Weighted(ParamMap):
@@ -492,27 +553,38 @@ class Weighted(ParamMap):
         self._Tt = self.T[: self.nt].ravel()
         self.n_params = int(n)
 
-    def x0(self) -> np.ndarray:
-        """The starting point: 0 (zeros init), or the weights of the generative model (generative init).
+    def _rest(self) -> np.ndarray:
+        # untrained rows: their tied weights (levels 1-3, through phi_full) or the generative model (level 4),
+        # whatever the start
+        return self.gen[self.nt :]
 
-        The generative weights are 1, or, on a layout with a ``row_scale``, the
-        scale of each weight's rows (every tied group lies within one scaled
-        factor; groups of untrained rows included).
+    def origin(self) -> Start:
+        """All weights 0 (the untrained rows do not follow the start: see the class docstring).
 
         Returns
         -------
-        ndarray of shape (n_params,)
-            A new array.
+        Start
         """
-        if self.init != "generative":
-            return np.zeros(self.n_params)
+        return Start(np.zeros(self.n_params), self._rest())
+
+    def generative(self) -> Start:
+        """The weights of the generative model.
+
+        They are 1, or, on a layout with a ``row_scale``, the scale of each weight's rows
+        (every tied group lies within one scaled factor; groups of untrained rows included).
+
+        Returns
+        -------
+        Start
+        """
         if self._scale is None:
-            return np.ones(self.n_params)
-        if self.T is None:
-            return np.repeat(self._scale[: self.nt], self.Y)
-        w = np.ones(self.n_params)
-        w[self.T.ravel()] = np.repeat(self._scale, self.Y)
-        return w
+            w = np.ones(self.n_params)
+        elif self.T is None:
+            w = np.repeat(self._scale[: self.nt], self.Y)
+        else:
+            w = np.ones(self.n_params)
+            w[self.T.ravel()] = np.repeat(self._scale, self.Y)
+        return Start(w, self._rest())
 
     def phi(self, x: np.ndarray) -> np.ndarray:
         """The trained rows of ``Phi``: each row's tied weights times its generative log theta.
@@ -569,38 +641,38 @@ class Weighted(ParamMap):
         return x[self.T] * self._Lfull
 
 
-def make_map(param: str, layout: Layout | CompositeLayout, gen: np.ndarray, init: str,
-             level: int = 4) -> ParamMap:
+def make_map(param: str, layout: Layout | CompositeLayout, gen: np.ndarray, init: str | Init,
+             **hyperparameters) -> ParamMap:
     """The parameter map of the optimized parameterization ``param`` (a name of ``PARAMETERIZATIONS``).
 
     Parameters
     ----------
     param : str
         A registered parameterization with ``optimized=True`` (``discriminative``, ``extended``,
-        ``weighted``).
+        ``weighted``, or a plug-in's).
     layout : Layout or CompositeLayout
         Rows of ``Phi``.
     gen : ndarray of shape (n_rows, n_classes)
         Generative log theta of every row.
-    init : str
-        A registered initialization.
-    level : int, default=4
-        Passed on only to parameterizations that declare a ``level`` hyperparameter.
+    init : str or Init
+        An initialization, or a registered initialization's name.
+    **hyperparameters
+        Values of the map's own hyperparameters (``level`` of ``weighted``); the ones it declares
+        and is not given take their declared defaults, others are ignored.
 
     Returns
     -------
     ParamMap
-        The registered class called with these arguments.
+        The registered class called with ``(layout, gen, init, **own hyperparameters)``.
 
     Raises
     ------
     BNCBenchError
         If ``param`` is not registered or not optimized, ``init`` is not registered, or the map
-        rejects ``level``.
+        rejects a hyperparameter's value.
     """
     comp = PARAMETERIZATIONS[param]
     if not comp.info.get("optimized"):
         raise BNCBenchError(f"param {param!r} is not optimized: it has no parameter map")
-    if "level" in comp.params({}):
-        return comp.obj(layout, gen, init, level)
-    return comp.obj(layout, gen, init)
+    own = comp.info.get("own", ())
+    return comp.obj(layout, gen, init, **{k: v for k, v in comp.params(hyperparameters).items() if k in own})

@@ -6,16 +6,26 @@ import numpy as np
 
 from bncbench.engine.loss import CLL, Data
 from bncbench.engine.params import ParamMap
+from bncbench.engine.row_penalty import penalty_weights
 from bncbench.errors import BNCBenchError
 
-REGS = ("none", "l2", "l2_one")
+REGS = ("none", "l2", "l2_one", "rows", "rows_one")
+ROW_REGS = ("rows", "rows_one")
+"""The regularizations weighted per parameter by its training rows ``n_k`` (the authors' penalty of LRⁿ and
+DBLⁿ: :mod:`bncbench.engine.row_penalty`)."""
+CENTERS = {"l2_one": 1.0, "rows_one": 1.0}
+"""The regularizations pulling toward 1 (the others pull toward 0)."""
 REG_SCALES = ("sum", "mean")
 """How ``lam`` meets the data term: beside the summed NLL (``"sum"``), or beside the mean NLL
 (``"mean"``: the penalty is multiplied by the number of training instances)."""
 
 
 class Problem:
-    """``f(x) = -CLL(x) + lam/2 ||x - c||^2`` with ``c = 0`` ("l2") or ``c = 1`` ("l2_one").
+    """``f(x) = -CLL(x) + lam/2 sum_k n_k (x_k - c)^2``, ``c`` = 0 or 1 (:data:`CENTERS`).
+
+    ``n_k = 1`` for ``"l2"`` and ``"l2_one"``; for ``"rows"`` and ``"rows_one"`` (the authors' per-row
+    penalty of LRⁿ and DBLⁿ), the training instances that use parameter ``k``
+    (:func:`bncbench.engine.row_penalty.penalty_weights`).
 
     ``n_fev`` counts evaluations of the data term (value, or value and
     gradient) over the full training set; repeated calls at the same point
@@ -27,7 +37,7 @@ class Problem:
         The data term over ``Phi``.
     pmap : ParamMap
         Maps the parameter vector ``x`` to ``Phi`` and gradients back.
-    reg : {"none", "l2", "l2_one"}, default="none"
+    reg : {"none", "l2", "l2_one", "rows", "rows_one"}, default="none"
         Regularization.
     lam : float, default=0.0
         Its weight (finite, >= 0); 0 disables it.
@@ -43,9 +53,13 @@ class Problem:
     lam : float
         ``float(lam)``.
     center : float
-        ``c`` of the penalty: 1.0 for ``"l2_one"``, else 0.0.
+        ``c`` of the penalty: 1.0 for ``"l2_one"`` and ``"rows_one"``, else 0.0.
+    weights : ndarray of shape (n_params,) or None
+        ``n_k`` of ``"rows"`` and ``"rows_one"``; None (all 1) otherwise.
     n_fev : int
         Full-data evaluations so far.
+    monitor : Validation or None
+        Scores each traced iterate on held-out rows (early stopping); None by default.
     """
 
     def __init__(self, cll: CLL, pmap: ParamMap, reg: str = "none", lam: float = 0.0) -> None:
@@ -57,7 +71,7 @@ class Problem:
             The data term.
         pmap : ParamMap
             The parameter map.
-        reg : {"none", "l2", "l2_one"}, default="none"
+        reg : {"none", "l2", "l2_one", "rows", "rows_one"}, default="none"
             Regularization.
         lam : float, default=0.0
             Weight of the regularization.
@@ -73,8 +87,12 @@ class Problem:
             raise BNCBenchError(f"lam must be a finite number >= 0, got {lam}")
         self.cll, self.pmap = cll, pmap
         self.reg, self.lam = reg, float(lam)
-        self.center = 1.0 if reg == "l2_one" else 0.0
+        self.center = CENTERS.get(reg, 0.0)
+        self.weights = None
+        if reg in ROW_REGS and self.lam > 0:
+            self.weights = penalty_weights(cll.data, pmap)
         self.n_fev = 0
+        self.monitor = None  # a validation monitor (bncbench.engine.validation.Validation), set by fit_ccbn
         self._cache = []  # [(x, f, nll, g or None)], most recent last
 
     @property
@@ -92,6 +110,9 @@ class Problem:
         if not self.regularized:
             return 0.0, None
         d = x - self.center
+        if self.weights is not None:
+            wd = self.weights * d
+            return 0.5 * self.lam * float(wd @ d), self.lam * wd
         return 0.5 * self.lam * float(d @ d), self.lam * d
 
     def _lookup(self, x, need_grad):
@@ -199,5 +220,6 @@ class Problem:
         _, G = self.cll(self.pmap.phi(x), grad=True, data=batch)
         g = self.pmap.pullback(x, G)
         if self.regularized:
-            g = g + (batch.total / self.cll.data.total) * self.lam * (x - self.center)
+            d = x - self.center if self.weights is None else self.weights * (x - self.center)
+            g = g + (batch.total / self.cll.data.total) * self.lam * d
         return g

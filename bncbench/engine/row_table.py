@@ -230,3 +230,36 @@ def _score_kernel(idx, Phi, S):  # pragma: no cover - compiled
             if r >= 0:
                 for y in range(Y):
                     S[n, y] += Phi[r, y]
+
+
+def scatter(idx: np.ndarray, R: np.ndarray, n_rows: int) -> np.ndarray:
+    """``A.T @ R``: the sum of each design row's ``R`` into the rows of ``Phi`` it reads.
+
+    Parameters
+    ----------
+    idx : ndarray of shape (n, n_factors)
+        Row indices per design row and factor; -1 for no contribution.
+    R : ndarray of shape (n, n_classes)
+        A value per design row and class (e.g. ``dL/dS``).
+    n_rows : int
+        Rows of the result.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, n_classes)
+    """
+    G = np.zeros((int(n_rows), R.shape[1]))
+    _scatter_kernel(np.ascontiguousarray(idx, dtype=np.int32), np.ascontiguousarray(R, dtype=np.float64), G)
+    return G
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter_kernel(idx, R, G):  # pragma: no cover - compiled
+    N, F = idx.shape
+    Y = R.shape[1]
+    for n in range(N):
+        for f in range(F):
+            r = idx[n, f]
+            if r >= 0:
+                for y in range(Y):
+                    G[r, y] += R[n, y]

@@ -20,13 +20,21 @@ from bncbench.estimators.anje import AnJEScorer, AnJETables
 from bncbench.estimators.base import SubsetScorer, TablesScorer
 from bncbench.structures.base import LearnedStructure, Network, TrainingData
 from bncbench.structures.subsets import ENSEMBLES
-from bncbench.tables import CountTables
+from bncbench.tables import BACKOFF_RULES, CountTables
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 M = Hyperparameter("m", 1.0, [finite(0.0), options(("auto",))],
                    "prior mass of every table row; 'auto': chosen on a holdout (Petitjean et al. 2018)")
+BACKOFF = Hyperparameter(
+    "backoff", BACKOFF_RULES[0], [options(BACKOFF_RULES)],
+    "back-off of an unseen parent configuration: per_class (longest prefix with N(prefix, y) > 0, each class) "
+    "or any_class (longest prefix seen with any class, for every class: the authors' C++ learner)",
+    type=str, omit_default=True)
+"""The m-estimate's back-off rule (:data:`bncbench.tables.BACKOFF_RULES`, module docstring of
+:mod:`bncbench.tables`); left out of a model's parameters while per class, so records made
+before it existed keep their task keys."""
 M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
 """The values ``m="auto"`` chooses from (Petitjean et al. 2018, §6.1)."""
 
@@ -76,7 +84,7 @@ class CountScorer(TablesScorer):
 
 
 def choose_m(structure: list, cards: ArrayLike, codes: np.ndarray, y: np.ndarray, n_classes: int,
-             random_state: int) -> float:
+             random_state: int, backoff: str = BACKOFF_RULES[0]) -> float:
     """m with the lowest RMSE on a holdout of min(N/10, 5000) instances (ties: the first in :data:`M_GRID`).
 
     Parameters
@@ -93,6 +101,8 @@ def choose_m(structure: list, cards: ArrayLike, codes: np.ndarray, y: np.ndarray
         Number of classes.
     random_state : int
         Seed of the holdout draw.
+    backoff : {"per_class", "any_class"}, default="per_class"
+        Back-off rule of the estimates (:data:`BACKOFF`).
 
     Returns
     -------
@@ -100,7 +110,8 @@ def choose_m(structure: list, cards: ArrayLike, codes: np.ndarray, y: np.ndarray
         The chosen value of :data:`M_GRID` (see :func:`pick_m`, which this calls with
         :class:`~bncbench.tables.CountTables` of ``structure``).
     """
-    return pick_m(lambda X, yy: CountTables(structure, cards, n_classes).fit(X, yy), codes, y, random_state)
+    return pick_m(lambda X, yy: CountTables(structure, cards, n_classes, backoff).fit(X, yy), codes, y,
+                  random_state)
 
 
 def pick_m(fit: Callable[[np.ndarray, np.ndarray], Any], codes: np.ndarray, y: np.ndarray,
@@ -149,7 +160,8 @@ def pick_m(fit: Callable[[np.ndarray, np.ndarray], Any], codes: np.ndarray, y: n
     return best
 
 
-def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: float | str) -> SubsetScorer:
+def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: float | str,
+                        backoff: str = BACKOFF_RULES[0]) -> SubsetScorer:
     """m-estimates of an AnDE or AnJE, all subsets at once (:mod:`~bncbench.estimators.ande`, ``anje``).
 
     Parameters
@@ -164,6 +176,9 @@ def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: f
         Prior mass of the m-estimates (>= 0), or ``"auto"``: chosen by :func:`pick_m` with
         ``data.random_state`` (the tables are then fitted twice, on the non-holdout part and on
         all the data).
+    backoff : str, default="per_class"
+        Not read: a subset's tables condition on all of its attributes, there is no parent
+        prefix to back off along (AnDE's frequency limit is its ``min_count``).
 
     Returns
     -------
@@ -192,10 +207,17 @@ def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: f
     return scorer(make(data.codes, data.y), m)
 
 
-@ESTIMATORS.register("map", label="", hyperparameters=[M], counts=True,
+@ESTIMATORS.register("map", label="", hyperparameters=[M, BACKOFF], counts=True,
                      ensembles=dict.fromkeys(ENSEMBLES, fit_subset_ensemble))
-def fit_mestimate(network: Network, data: TrainingData, *, m: float | str) -> CountScorer:
+def fit_mestimate(network: Network, data: TrainingData, *, m: float | str,
+                  backoff: str = BACKOFF_RULES[0]) -> CountScorer:
     """m-estimates with back-off to the longest parent prefix that has data.
+
+    Two back-off rules (:mod:`bncbench.tables`; Petitjean et al. 2018, §6: "if zero counts are
+    found, we back off as many levels in the tree as necessary to find at least one count"):
+    ``per_class`` takes, for each class, the longest parent prefix with data for that class;
+    ``any_class``, what the authors' C++ learner does, the longest prefix seen with any class,
+    for every class (a class without data there gets ``1/|X|``).
 
     Parameters
     ----------
@@ -206,6 +228,8 @@ def fit_mestimate(network: Network, data: TrainingData, *, m: float | str) -> Co
     m : float or "auto"
         Prior mass of every table row (>= 0), or ``"auto"``: chosen by :func:`choose_m` with
         ``data.random_state``.
+    backoff : {"per_class", "any_class"}, default="per_class"
+        The back-off rule (:data:`BACKOFF`), kept by the count tables.
 
     Returns
     -------
@@ -220,5 +244,6 @@ def fit_mestimate(network: Network, data: TrainingData, *, m: float | str) -> Co
     columns = network.columns
     sub = network.restricted()
     codes, cards = data.codes[:, columns], data.cards[columns]
-    m = choose_m(sub, cards, codes, data.y, data.n_classes, data.random_state) if m == "auto" else float(m)
-    return CountScorer(CountTables(sub, cards, data.n_classes).fit(codes, data.y), columns, m)
+    if m == "auto":
+        m = choose_m(sub, cards, codes, data.y, data.n_classes, data.random_state, backoff)
+    return CountScorer(CountTables(sub, cards, data.n_classes, backoff).fit(codes, data.y), columns, float(m))

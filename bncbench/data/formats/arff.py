@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from bncbench.data.formats.common import _to_categorical, _to_float
+from bncbench.data.formats.common import to_categorical, to_float
 from bncbench.errors import BNCBenchError
 
 __all__ = ["ArffAttribute", "ArffTable", "parse_arff"]
@@ -234,10 +234,10 @@ def parse_arff(text: str, source: str = "<string>") -> ArffTable:
     for j, a in enumerate(attrs):
         vals = cols[j]
         if a.kind == "numeric":
-            frame[a.name] = _to_float(vals, linenos, f"{source}", a.name)
+            frame[a.name] = to_float(vals, linenos, f"{source}", a.name)
         else:
             if a.kind == "string":
                 a.values = sorted({v for v in vals if v is not None})
                 a.kind = "nominal"
-            frame[a.name] = _to_categorical(vals, a.values or [], linenos, source, a.name)
+            frame[a.name] = to_categorical(vals, a.values or [], linenos, source, a.name)
     return ArffTable(relation, attrs, pd.DataFrame(frame))

@@ -18,11 +18,34 @@ import pandas as pd
 
 from bncbench.errors import BNCBenchError
 
-_TEXT_FORMATS = ("csv", "tsv", "whitespace")
-_FORMATS = ("arff",) + _TEXT_FORMATS
+__all__ = ["FORMATS", "TEXT_FORMATS", "cat_index", "read_text", "resolve_column", "to_categorical", "to_float"]
+
+TEXT_FORMATS = ("csv", "tsv", "whitespace")
+"""The delimited-text formats (:mod:`bncbench.data.formats.text`)."""
+FORMATS = ("arff",) + TEXT_FORMATS
+"""Every format a single-file dataset may have."""
 
 
-def _read_text(path: Path, gz: bool) -> str:
+def read_text(path: Path, gz: bool) -> str:
+    """A data file's text: UTF-8, else Latin-1.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    gz : bool
+        Whether it is gzipped.
+
+    Returns
+    -------
+    str
+        The decoded text.
+
+    Raises
+    ------
+    BNCBenchError
+        If the file is missing, or a truncated or corrupt gzip stream.
+    """
     try:
         raw = path.read_bytes()
         if gz:
@@ -37,7 +60,30 @@ def _read_text(path: Path, gz: bool) -> str:
         return raw.decode("latin-1")
 
 
-def _resolve_column(spec: Any, columns: Sequence[str], source: str, what: str = "class column") -> str:
+def resolve_column(spec: Any, columns: Sequence[str], source: str, what: str = "class column") -> str:
+    """The column a specification names.
+
+    Parameters
+    ----------
+    spec : str or int
+        An index, ``"first"``, ``"last"``, or a name (case-insensitive when that is unambiguous).
+    columns : sequence of str
+        The column names.
+    source : str
+        Where the columns come from, for the error message.
+    what : str, default ``"class column"``
+        What the column is, for the error message.
+
+    Returns
+    -------
+    str
+        The column's name.
+
+    Raises
+    ------
+    BNCBenchError
+        If no column matches.
+    """
     cols = list(columns)
     if isinstance(spec, int):
         if not -len(cols) <= spec < len(cols):
@@ -57,12 +103,33 @@ def _resolve_column(spec: Any, columns: Sequence[str], source: str, what: str = 
     raise BNCBenchError(f"{source}: no {what} {s!r} (columns: {shown})")
 
 
-def _cat_index(labels: Sequence[str]) -> pd.Index:
+def cat_index(labels: Sequence[str]) -> pd.Index:
     """Category labels as an Index of the default string dtype (``str`` in pandas 3)."""
     return pd.Index([str(v) for v in labels])
 
 
-def _to_float(vals: Sequence[str | None], linenos: Sequence[int], source: str, col: str) -> np.ndarray:
+def to_float(vals: Sequence[str | None], linenos: Sequence[int], source: str, col: str) -> np.ndarray:
+    """A numeric column from its values as strings (``None`` for missing: NaN).
+
+    Parameters
+    ----------
+    vals : sequence of str or None
+        The values.
+    linenos : sequence of int
+        Each value's line in the source, for the error message.
+    source, col : str
+        The source and the column's name, for the error message.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The numbers.
+
+    Raises
+    ------
+    BNCBenchError
+        Naming the line of the first value that is not a number.
+    """
     arr = np.array(["nan" if v is None else v for v in vals], dtype=object)
     try:
         return arr.astype(np.float64)
@@ -76,11 +143,36 @@ def _to_float(vals: Sequence[str | None], linenos: Sequence[int], source: str, c
     )
 
 
-def _to_categorical(
+def to_categorical(
     vals: Sequence[str | None], categories: list[str], linenos: Sequence[int], source: str, col: str,
     what: str = "attribute",
 ) -> pd.Categorical:
-    index = _cat_index(categories)
+    """A nominal column from its values as strings, its categories in the declared order.
+
+    Parameters
+    ----------
+    vals : sequence of str or None
+        The values (``None`` for missing).
+    categories : list of str
+        The declared values.
+    linenos : sequence of int or None
+        Each value's line in the source, for the error message.
+    source, col : str
+        The source and the column's name, for the error message.
+    what : str, default ``"attribute"``
+        ``"class"`` for the class column (another error message).
+
+    Returns
+    -------
+    pandas.Categorical
+        The codes into ``categories`` (-1 for missing).
+
+    Raises
+    ------
+    BNCBenchError
+        Naming the line of the first value that is not declared.
+    """
+    index = cat_index(categories)
     arr = np.array(vals, dtype=object)
     codes = index.get_indexer(arr)
     bad = np.flatnonzero(codes < 0)

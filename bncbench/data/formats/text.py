@@ -9,11 +9,27 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from bncbench.data.formats.common import _cat_index, _resolve_column, _to_float
+from bncbench.data.formats.common import cat_index, resolve_column, to_float
 from bncbench.errors import BNCBenchError
 
+__all__ = ["parse_text", "split_fields"]
 
-def _fields(line: str, sep: str) -> list[str]:
+
+def split_fields(line: str, sep: str) -> list[str]:
+    """The fields of one line: ``sep`` a separator character or ``"whitespace"`` (runs of blanks).
+
+    Parameters
+    ----------
+    line : str
+        The line.
+    sep : str
+        The separator.
+
+    Returns
+    -------
+    list of str
+        The fields, double quotes honoured when the line has some.
+    """
     if sep == "whitespace":
         return line.split()
     if '"' in line:
@@ -29,7 +45,7 @@ def _natural_sorted(values: Iterable[str]) -> list[str]:
         return sorted(vals)
 
 
-def _parse_text(
+def parse_text(
     text: str,
     source: str,
     *,
@@ -42,21 +58,59 @@ def _parse_text(
     class_values: list[str] | None,
     skip_lines: Sequence[int] = (),
 ) -> tuple[pd.DataFrame, pd.Categorical, list[int]]:
-    """Parse delimited text into typed attributes, the class and each row's line number."""
+    """Parse delimited text into typed attributes, the class and each row's line number.
+
+    Parameters
+    ----------
+    text : str
+        The whole file.
+    source : str
+        Its origin (usually its path), for error messages.
+    sep : str
+        A separator character or ``"whitespace"``.
+    header : bool
+        Whether the first non-blank line holds the column names.
+    names : list of str or None
+        The column names (default: the header's, else ``col1..colN``).
+    missing : sequence of str
+        The strings read as missing values.
+    class_column : str or int
+        The class column (:func:`bncbench.data.formats.common.resolve_column`).
+    types : dict or None
+        ``{"default": "auto"|"nominal"|"numeric", "nominal": [...], "numeric": [...]}``.
+    class_values : list of str or None
+        The allowed class values, in order (default: the values seen, in natural order).
+    skip_lines : sequence of int, default ()
+        Line numbers (from 1) to skip.
+
+    Returns
+    -------
+    X : pandas.DataFrame
+        The attributes: float64 or categorical columns.
+    y : pandas.Categorical
+        The class.
+    linenos : list of int
+        Each row's line number.
+
+    Raises
+    ------
+    BNCBenchError
+        Naming the source and the line of the first malformed row or value.
+    """
     lines = text.splitlines()
     skip = {int(k) for k in skip_lines}
     keep = [i for i, ln in enumerate(lines) if ln.strip() and (i + 1) not in skip]
     if not keep:
         raise BNCBenchError(f"{source}: no data")
     if header:
-        head = [h.strip().strip("'\"") for h in _fields(lines[keep[0]], sep)]
+        head = [h.strip().strip("'\"") for h in split_fields(lines[keep[0]], sep)]
         keep = keep[1:]
         if names is None:
             names = head
     if not keep:
         raise BNCBenchError(f"{source}: no data rows")
     if names is None:
-        names = [f"col{j + 1}" for j in range(len(_fields(lines[keep[0]], sep)))]
+        names = [f"col{j + 1}" for j in range(len(split_fields(lines[keep[0]], sep)))]
     names = [str(n) for n in names]
     ncols = len(names)
     if len(names) != len(set(names)):
@@ -66,7 +120,7 @@ def _parse_text(
     if sep == "whitespace":
         counts = [len(ln.split()) for ln in body]
     elif '"' in text:
-        counts = [len(_fields(ln, sep)) for ln in body]
+        counts = [len(split_fields(ln, sep)) for ln in body]
     else:
         counts = [ln.count(sep) + 1 for ln in body]
     bad = np.flatnonzero(np.asarray(counts) != ncols)
@@ -77,7 +131,7 @@ def _parse_text(
             "(malformed or truncated line)"
         )
     linenos = [i + 1 for i in keep]
-    cls = _resolve_column(class_column, names, source)
+    cls = resolve_column(class_column, names, source)
 
     types = types or {}
     default = types.get("default", "auto")
@@ -116,7 +170,7 @@ def _parse_text(
             if k == "numeric":
                 vals = [None if v is None or (isinstance(v, float) and np.isnan(v)) else v
                         for v in frame[c].to_numpy(object)]
-                _to_float(vals, linenos, source, c)
+                to_float(vals, linenos, source, c)
         raise BNCBenchError(f"{source}: cannot parse") from None
     except pd.errors.ParserError as exc:
         raise BNCBenchError(f"{source}: cannot parse ({exc})") from None
@@ -150,7 +204,7 @@ def _parse_text(
                 f"{source}, line {linenos[k]}: {kind} {str(s.iloc[k]).strip()!r} for {what} {c!r} "
                 f"(allowed: {shown})"
             )
-        catv = pd.Categorical.from_codes(codes, categories=_cat_index(target))
+        catv = pd.Categorical.from_codes(codes, categories=cat_index(target))
         if c == cls:
             y = catv
         else:

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from bncbench.components import OBJECTIVES
-from bncbench.engine import Data, Layout, Problem, make_map, optimize
+from bncbench.components import INITS, OBJECTIVES, PARAMETERIZATIONS
+from bncbench.engine import Data, Layout, Problem, make_map, optimize, validation
 from bncbench.engine.composite import CompositeLayout
+from bncbench.engine.inits import make_init
 from bncbench.engine.optim import ENGINE_KEYS
 from bncbench.engine.problem import REG_SCALES
 from bncbench.engine.row_table import design_of
 from bncbench.engine.subsets import SubsetLayout
 from bncbench.errors import BNCBenchError
+from bncbench.registry import union
 
 
 class CCBNModel:
@@ -87,29 +89,68 @@ def effective_lam(lam: float, reg_scale: str, n_instances: int) -> float:
     return float(lam) * (int(n_instances) if reg_scale == "mean" else 1)
 
 
-def _problem(layout, gen, codes, y_codes, *, param, init, level, reg, lam, objective, reg_scale="sum",
-             backend="numba", compress=True, two_class=True, materialize=False):
+def component_values(param: str, init: str, objective: str, hyperparameters: dict) -> dict:
+    """The hyperparameter values of the parameterization's own, the initialization's and the objective's.
+
+    Parameters
+    ----------
+    param, init, objective : str
+        Registered names.
+    hyperparameters : dict
+        Values by name; each component's undeclared ones take its declared defaults.
+
+    Returns
+    -------
+    dict
+        ``{"param": ..., "init": ..., "objective": ...}``, each the keyword arguments of that
+        component (the parameterization's own hyperparameters only, not the shared ones).
+
+    Raises
+    ------
+    BNCBenchError
+        If a name is not registered, or ``hyperparameters`` has a key that no registered
+        parameterization, initialization or objective declares (a key another one of them declares,
+        such as ``level`` given to ``discriminative``, is not read).
+    """
+    pcomp, icomp, ocomp = PARAMETERIZATIONS[param], INITS[init], OBJECTIVES[objective]
+    own = pcomp.info.get("own", ())
+    out = {"param": {k: v for k, v in pcomp.params(hyperparameters).items() if k in own},
+           "init": icomp.params(hyperparameters), "objective": ocomp.params(hyperparameters)}
+    unknown = sorted(set(hyperparameters) - set(union((PARAMETERIZATIONS, INITS, OBJECTIVES))))
+    if unknown:
+        raise BNCBenchError(f"unknown hyperparameter(s) {', '.join(map(repr, unknown))} for param {param!r}, "
+                            f"init {init!r} and objective {objective!r}")
+    return out
+
+
+def _problem(layout, gen, codes, y_codes, *, param, init, reg, lam, objective, reg_scale="sum",
+             backend="numba", compress=True, two_class=True, materialize=False, **hyperparameters):
+    values = component_values(param, init, objective, hyperparameters)
     lam = effective_lam(lam, reg_scale, len(y_codes))
-    pmap = make_map(param, layout, gen, init, int(level))
+    pmap = make_map(param, layout, gen, make_init(init, **values["init"]), **values["param"])
     design = design_of(layout, codes, bool(materialize))
     data = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
     del design  # uncompressed: free it before the loss is built
-    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend, bool(two_class))
+    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend=backend, two_class=bool(two_class),
+                                     **values["objective"])
     return pmap, Problem(loss, pmap, reg, float(lam))
 
 
-def build_problem(tables, codes, y_codes, *, param, init="zeros", level=4, m=1.0, reg="none", lam=0.0,
-                  reg_scale="sum", objective="cll", backend="numba", compress=True, two_class=True):
+def build_problem(tables, codes, y_codes, *, param, init="zeros", m=1.0, reg="none", lam=0.0,
+                  reg_scale="sum", objective="cll", backend="numba", compress=True, two_class=True,
+                  **hyperparameters):
     """Layout, parameter map and objective for training codes (without optimizing).
 
     ``codes`` are the columns of ``tables``. ``backend``, ``compress`` and
     ``two_class`` configure the loss (:class:`bncbench.engine.CLL`,
     :meth:`bncbench.engine.Data.from_rows`); they change the speed, not the objective.
+    ``hyperparameters`` are the parameterization's own (``level``), the initialization's and the
+    objective's (:func:`component_values`).
     """
     layout = Layout(tables, codes)
     pmap, problem = _problem(layout, layout.generative_phi(float(m)), codes, y_codes, param=param, init=init,
-                             level=level, reg=reg, lam=lam, reg_scale=reg_scale, objective=objective,
-                             backend=backend, compress=compress, two_class=two_class)
+                             reg=reg, lam=lam, reg_scale=reg_scale, objective=objective,
+                             backend=backend, compress=compress, two_class=two_class, **hyperparameters)
     return layout, pmap, problem
 
 
@@ -143,8 +184,8 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
         The columns ``layout.rows`` reads; ``None``: it reads the codes of all attributes.
     """
     if callable(getattr(scorer, "factor_rows", None)):  # attribute-subset factors (AnJE): LR^n, DBL^n
-        if param == "extended":
-            raise BNCBenchError("param 'extended' normalizes every factor over its values; AnJE stores only the "
+        if getattr(PARAMETERIZATIONS[param].obj, "normalizes", False):
+            raise BNCBenchError(f"param {param!r} normalizes every factor over its values; AnJE stores only the "
                                 "value combinations seen in training, so use 'discriminative' (LR^n) or 'weighted' "
                                 "(DBL^n)")
         layout = SubsetLayout(scorer)
@@ -164,7 +205,7 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
 
 def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", optimizer: str = "lbfgs",
              optimizer_options: dict | None = None, objective: str = "cll", reg: str = "none", lam: float = 0.0,
-             reg_scale: str = "sum", level: int = 4) -> CCBNModel:
+             reg_scale: str = "sum", **hyperparameters) -> CCBNModel:
     """Optimize parameterization ``param`` over the count tables of ``scorer``.
 
     Parameters
@@ -177,21 +218,40 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     param, init, optimizer, objective : str
         Names in the registries of :mod:`bncbench.components`.
     optimizer_options : dict, optional
-        Optimizer options (:mod:`bncbench.engine.optim`), engine options included.
-    reg, lam, reg_scale, level
-        Regularization, its strength, whether ``lam`` is per summed or per mean NLL
-        (:func:`effective_lam`), and the weight tying of ``"weighted"``.
+        Optimizer options (:mod:`bncbench.engine.optim`), engine options included; with
+        ``validation_fraction`` (and ``patience``, ``validation_seed``), the fit holds out that
+        stratified fraction of the training rows and returns the iterate of lowest held-out error
+        (:mod:`bncbench.engine.validation`): the parameters are then those of a fit on the rest.
+    reg, lam, reg_scale
+        Regularization, its strength, and whether ``lam`` is per summed or per mean NLL
+        (:func:`effective_lam`).
+    **hyperparameters
+        The parameterization's own hyperparameters (``level`` of ``weighted``), the
+        initialization's and the objective's, each passed to the component that declares it.
 
     Returns
     -------
     CCBNModel
+
+    Raises
+    ------
+    BNCBenchError
+        If a name is not registered or a hyperparameter is declared by none of the components.
     """
     opts = dict(optimizer_options or {})
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
     layout, gen, cols = factor_layout(scorer, codes, param)
     sub = codes if cols is None else codes[:, cols]
-    pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, level=level, reg=reg, lam=lam,
-                             reg_scale=reg_scale, objective=objective, **engine)
+    held = None
+    if opts.get("validation_fraction") is not None:
+        train, held = validation.split(y_codes, float(opts["validation_fraction"]),
+                                        int(opts.get("validation_seed") or 0))
+        sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
+    pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
+                             reg_scale=reg_scale, objective=objective, **engine, **hyperparameters)
+    if held is not None:
+        problem.monitor = validation.Validation(pmap, design_of(layout, held_codes, engine.get("materialize", False)),
+                                                held_y, int(opts.get("patience") or 10))
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from

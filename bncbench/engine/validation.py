@@ -1,0 +1,118 @@
+"""Early stopping on a validation part of the training data ("cross tuning", Pernkopf et al. §5).
+
+With ``optimizer_options={"validation_fraction": f, "patience": p}``, :func:`bncbench.engine.fit.fit_ccbn`
+holds out a stratified fraction ``f`` of the training rows (:func:`split`), optimizes on the
+rest, and the :class:`Validation` monitor scores every iterate on the held-out rows: its
+classification error and NLL go into the trace (``val_error``, ``val_nll``), and the fit stops
+``p`` iterations after the best one (lowest error, ties broken by NLL) and returns that iterate.
+Every optimizer gets this through its :class:`~bncbench.engine.optim.Tracer`; nothing in an
+optimizer knows about it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+from bncbench.errors import BNCBenchError
+
+KEYS = ("validation_fraction", "patience", "validation_seed")
+"""Options of ``optimizer_options`` that set up early stopping (read by ``fit_ccbn``)."""
+
+
+class EarlyStop(Exception):
+    """Raised by :class:`Validation` through the tracer when the patience is spent."""
+
+
+def split(y: np.ndarray, fraction: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A stratified split of rows ``0..len(y)-1``: ``round(fraction * n_c)`` rows of each class held out.
+
+    Parameters
+    ----------
+    y : ndarray of shape (N,)
+        Class codes.
+    fraction : float
+        In (0, 1).
+    seed : int, default=0
+        Seed of the permutation.
+
+    Returns
+    -------
+    train, held_out : ndarray of int
+        Sorted row positions; every class keeps at least one training row.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``fraction`` is not in (0, 1) or nothing would be held out.
+    """
+    if not 0.0 < fraction < 1.0:
+        raise BNCBenchError(f"validation_fraction must be in (0, 1), got {fraction!r}")
+    y = np.asarray(y)
+    rng = np.random.default_rng(int(seed))
+    perm = rng.permutation(y.size)
+    order = perm[np.argsort(y[perm], kind="stable")]  # rows grouped by class, shuffled within each class
+    counts = np.bincount(y)
+    rank = np.arange(y.size) - np.repeat(np.cumsum(counts) - counts, counts)  # position within its class
+    take = np.minimum(np.rint(fraction * counts), np.maximum(counts - 1, 0)).astype(np.int64)
+    held = np.sort(order[rank < np.repeat(take, counts)])
+    if held.size == 0:
+        raise BNCBenchError(f"validation_fraction {fraction} of {y.size} training rows holds out none")
+    return np.setdiff1d(np.arange(y.size), held), held
+
+
+class Validation:
+    """Scores iterates on held-out rows; remembers the best; stops after ``patience`` iterates without a better one.
+
+    Parameters
+    ----------
+    pmap : ParamMap
+        The parameter map (its ``phi_full`` scores the held-out rows, back-off included).
+    design : RowTable or SubsetDesign
+        The held-out rows' design (:func:`~bncbench.engine.row_table.design_of`).
+    y : ndarray of shape (n,)
+        Their class codes.
+    patience : int
+        Iterates after the best one before :class:`EarlyStop` is raised.
+
+    Attributes
+    ----------
+    best_x : ndarray or None
+        The best iterate so far.
+    best_iter : int
+        Its iteration number.
+    """
+
+    def __init__(self, pmap, design, y: np.ndarray, patience: int) -> None:
+        self.pmap, self.design = pmap, design
+        self.y = np.asarray(y, dtype=np.int64)
+        self.patience = int(patience)
+        self.best_x, self.best_iter, self._best, self._seen = None, 0, None, 0
+
+    def __call__(self, x: np.ndarray) -> dict:
+        """The held-out error and NLL at ``x``; updates the best iterate.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            The iterate (iteration ``k``: the ``k``-th call).
+
+        Returns
+        -------
+        dict
+            ``{"val_error": ..., "val_nll": ...}``.
+        """
+        S = self.design.scores(self.pmap.phi_full(x))
+        rows = np.arange(self.y.size)
+        err = float(np.mean(np.argmax(S, axis=1) != self.y))
+        nll = float((logsumexp(S, axis=1) - S[rows, self.y]).sum())
+        k = self._seen
+        self._seen += 1
+        if self._best is None or (err, nll) < self._best:
+            self._best, self.best_x, self.best_iter = (err, nll), np.array(x, dtype=float), k
+        return {"val_error": err, "val_nll": nll}
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether ``patience`` iterates have followed the best one."""
+        return self._seen - 1 - self.best_iter >= self.patience
