@@ -27,7 +27,7 @@ from bncbench.paths import conf_dir
 if TYPE_CHECKING:
     from bncbench.executors import Executor
     from bncbench.models import ModelSpec
-    from bncbench.runner import Protocol
+    from bncbench.protocol import Protocol
 
 
 @dataclass
@@ -44,8 +44,8 @@ class Plan:
         Resolved dataset specs (:func:`bncbench.data.registry.resolve`), each checked to be loadable.
     models : list of ModelSpec
         The experiment's models (:func:`bncbench.models.expand_models`), each checked to build.
-    protocol : bncbench.runner.Protocol
-        Seed, rounds and folds of the cross-validation.
+    protocol : bncbench.protocol.Protocol
+        Seed, rounds and folds of the cross-validation (or the holdout mode).
     data_dir : str or None
         Absolute data directory from the config's ``data_dir``, or None (the default location).
     executor : Executor or None, default=None
@@ -90,7 +90,8 @@ def option_composer(searchpath: list) -> Callable[[str, str], Any]:
     -------
     callable
         ``compose_option(group, option)``: the ``group`` node of the config composed with the
-        override ``group=option``, cached per ``(group, option)``. It raises
+        override ``group=option``, cached per ``(group, option)``; its ``prefetch(pairs)`` composes
+        many options in one composition (:func:`bncbench.models.expand_models` calls it). It raises
         :class:`~bncbench.errors.BNCBenchError` (``bad model option group=option: ...``) when
         Hydra cannot compose that option.
     """
@@ -108,7 +109,31 @@ def option_composer(searchpath: list) -> Callable[[str, str], Any]:
             cache[group, option] = cfg[group]
         return cache[group, option]
 
+    def prefetch(pairs) -> None:
+        """Compose every ``(group, option)`` of ``pairs`` in one composition (each at a key of its own
+        under an empty root), into the cache; if that fails, each is composed alone when asked for,
+        and the one at fault named."""
+        from hydra.core.config_store import ConfigStore
+
+        todo = list(dict.fromkeys((g, str(o)) for g, o in pairs if (g, str(o)) not in cache))
+        if len(todo) < 2:
+            return
+        ConfigStore.instance().store(name=_OPTIONS_ROOT, node={})
+        try:
+            cfg = compose(config_name=_OPTIONS_ROOT,
+                          overrides=[*(f"+{g}@o{i}={o}" for i, (g, o) in enumerate(todo)), *extra])
+        except Exception:  # noqa: BLE001 - compose_option names the bad option
+            return
+        for i, pair in enumerate(todo):
+            cache[pair] = cfg[f"o{i}"]
+
+    compose_option.prefetch = prefetch
     return compose_option
+
+
+_OPTIONS_ROOT = "bncbench_model_options"
+"""An empty root config (in Hydra's ConfigStore) under which :func:`option_composer` composes all the
+model options of an experiment at once."""
 
 
 @contextlib.contextmanager
@@ -134,7 +159,42 @@ def _compose(overrides) -> DictConfig:
     try:
         return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
     except Exception as exc:
-        raise BNCBenchError(f"bad configuration: {_message(exc)}") from None
+        raise BNCBenchError(f"bad configuration: {_unknown_key(exc, overrides) or _message(exc)}") from None
+
+
+def _unknown_key(exc: BaseException, overrides) -> str | None:
+    """Hydra's "Could not override 'a.b'" as one line naming the closest key of node ``a`` (None: another error).
+
+    Hydra's own message suggests appending the key with ``+``, which would add it unread: the
+    valid keys are read from the config composed without that override instead.
+    """
+    import re
+
+    from hydra import compose
+
+    from bncbench.errors import did_you_mean
+
+    found = re.match(r"Could not override '([^']+)'", str(exc))
+    if not found:
+        return None
+    path = found.group(1)
+    parent, _, key = path.rpartition(".")
+    rest = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") != path]
+    try:
+        node = compose(config_name="config", overrides=rest)
+        node = OmegaConf.select(node, parent) if parent else node
+        keys = [str(k) for k in node.keys()] if hasattr(node, "keys") else []
+    except Exception:  # noqa: BLE001 - the suggestion is a courtesy
+        keys = []
+    if not parent:
+        from bncbench.run_config import GLOBAL_GROUPS
+
+        keys = [*keys, *GLOBAL_GROUPS]
+    if parent:
+        keys = [f"{parent}.{k}" for k in keys if k not in ("name", "label")]
+    where = f"'{parent}'" if parent else "the run config"
+    return (f"Could not override {path!r}: {where} has no key {key!r}{did_you_mean(path, keys)}; its keys: "
+            f"{', '.join(keys) or 'none'}")
 
 
 def compose_config(overrides: Sequence[str] = ()) -> DictConfig:
@@ -217,38 +277,29 @@ def prepare(cfg: DictConfig) -> Plan:
     from bncbench.data import registry
     from bncbench.executors import make_executor
     from bncbench.models import expand_models
-    from bncbench.protocol import check_dataset_fits
-    from bncbench.runner import Protocol
+    from bncbench.protocol import Protocol, check_dataset_fits
 
     from hydra.utils import to_absolute_path
 
+    from bncbench.run_config import check_known_keys
+
+    check_known_keys(cfg)
     try:
         name = str(cfg.name)
-        rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
-        mode = cfg.cv.get("mode", "cv")
-        mode = str(getattr(mode, "value", mode))
-        extra = sorted(set(cfg.cv) - {"mode", "rounds", "folds"})
-        seed = int(cfg.seed)
+        protocol = Protocol.from_config(cfg)
         every = cfg.get("checkpoint_every")
         every = None if every is None else float(every)
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
+    except BNCBenchError:
+        raise
     except Exception as exc:  # missing keys, bad interpolations, non-integers
         raise BNCBenchError(f"bad configuration: {exc}".splitlines()[0]) from None
     if not name or "/" in name or name.startswith("."):
         raise BNCBenchError(f"bad experiment name {name!r}")
-    if seed < 0:
-        raise BNCBenchError(f"seed must be >= 0, got {seed}")
     if every is not None and not every >= 0:
         raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
-    if extra:
-        raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}; the protocol's keys: cv.mode, cv.rounds, "
-                            "cv.folds")
-    if mode == "cv" and rounds < 1:
-        raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
-    if mode == "cv" and folds < 2:
-        raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
-    protocol = Protocol(seed, 1, 1, mode) if mode == "holdout" else Protocol(seed, rounds, folds, mode)
+    mode = protocol.mode
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
@@ -316,7 +367,7 @@ def _check_model(spec) -> None:
         raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
 
 
-def execute(cfg: DictConfig) -> int:
+def execute(cfg: DictConfig, plan: Plan | None = None) -> int:
     """Run a composed config's experiment and print its summary: the task body of ``bncbench run``.
 
     Validates ``cfg`` (:func:`prepare`), runs the tasks not yet stored under the experiment's
@@ -329,6 +380,8 @@ def execute(cfg: DictConfig) -> int:
     cfg : omegaconf.DictConfig
         The composed run config; ``progress``, ``retry_failed`` and ``correction`` are read
         besides what :func:`prepare` reads.
+    plan : Plan, optional
+        ``cfg``'s plan, already validated (:func:`precheck`); None: :func:`prepare` it here.
 
     Returns
     -------
@@ -344,7 +397,7 @@ def execute(cfg: DictConfig) -> int:
     from bncbench.store import atomic_write_bytes, load_results
     from bncbench.summary import format_table, summarize
 
-    plan = prepare(cfg)
+    plan = plan if plan is not None else prepare(cfg)
     progress = cfg.get("progress")
     _announce(plan)
     if cfg.get("dry_run"):
@@ -438,22 +491,32 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
 
 
 # ---------------------------------------------------------------------- CLI glue
-def _expand_sweeps(overrides: list[str]) -> list[list[str]]:
-    """All override combinations of a multirun (each sweep expanded)."""
+def _expand_sweeps(overrides: list[str], cfg: DictConfig | None = None) -> list[list[str]]:
+    """The jobs of a multirun, as Hydra's basic sweeper makes them (call with Hydra initialized).
+
+    Hydra's own parser and :meth:`BasicSweeper.split_arguments` expand the sweeps: choices
+    (``structure=nb,tan``), globs over a group's options (``structure=glob(kdb*)``) and ranges
+    (``structure.k=range(1,4)``), crossed in the order given, after the ``hydra.sweeper.params`` of
+    ``cfg``; an interval sweep is Hydra's one-line error (the basic sweeper does not sample).
+    """
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    parser = OverridesParser.create()
-    parsed = parser.parse_overrides(overrides)
-    options = []
-    for o in parsed:
-        if o.is_sweep_override():
-            if o.is_interval_sweep() or "glob(" in o.input_line:
-                raise BNCBenchError(f"{o.input_line}: glob and interval sweeps are not supported; list the options")
-            vals = list(o.sweep_string_iterator())
-            options.append([f"{o.get_key_element()}={v}" for v in vals])
-        else:
-            options.append([o.input_line])
-    return [list(c) for c in itertools.product(*options)] if options else [[]]
+    params = OmegaConf.select(cfg, "hydra.sweeper.params", default=None) if cfg is not None else None
+    args = [f"{k}={v}" for k, v in (params or {}).items()] + list(overrides)
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    batches = BasicSweeper.split_arguments(parser.parse_overrides(args), None)
+    return [list(job) for batch in batches for job in batch] or [[]]
+
+
+def _compose_sweep(overrides: list[str]) -> DictConfig:
+    """The multirun's own config (its ``hydra.sweeper.params``): composed without the sweep overrides."""
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+    return _compose([o.input_line for o in parser.parse_overrides(list(overrides)) if not o.is_sweep_override()])
 
 
 def precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], DictConfig, Plan]]:
@@ -475,20 +538,79 @@ def precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], Dict
     Raises
     ------
     BNCBenchError
-        If a glob or interval sweep is used, a combination cannot be composed or fails
-        :func:`prepare`, or the SLURM launcher is chosen on a machine without ``sbatch``.
+        If a combination cannot be composed or fails :func:`prepare`, or the SLURM launcher is
+        chosen on a machine without ``sbatch``.
     hydra.errors.HydraException
-        If Hydra cannot parse an override of a multirun.
+        If Hydra cannot parse or expand an override of a multirun (an interval sweep: the basic
+        sweeper does not sample).
     """
-    combos = _expand_sweeps(overrides) if multirun else [overrides]
-    jobs = []
     with _hydra():
-        for combo in combos:
-            cfg = _compose(combo)
-            if multirun:
-                _check_launcher(cfg)
-            jobs.append((combo, cfg, prepare(cfg)))
+        return _precheck(overrides, multirun)
+
+
+def _precheck(overrides: list[str], multirun: bool) -> list[tuple[list[str], DictConfig, Plan]]:
+    """:func:`precheck` with Hydra initialized (:func:`_hydra`)."""
+    jobs = []
+    combos = _expand_sweeps(overrides, _compose_sweep(overrides)) if multirun else [overrides]
+    for combo in combos:
+        cfg = _compose(combo if multirun else [*combo, "hydra.mode=RUN"])  # as hydra.main composes a run
+        if multirun:
+            _check_launcher(cfg)
+        jobs.append((combo, cfg, prepare(cfg)))
     return jobs
+
+
+_PLANS: dict[tuple[str, ...], Plan] = {}
+"""The plans :func:`run_cli` validated, by their job's overrides: a job Hydra runs in this process
+takes its plan from here instead of validating its config again (one in another process prepares
+its own)."""
+
+
+@contextlib.contextmanager
+def _one_line_errors():
+    """A job's errors as one line on stderr: a ``BNCBenchError`` exits 2, an ``OSError`` (a full disk, a
+    read-only directory) exits :data:`~bncbench.errors.SYSTEM_ERROR_EXIT`, not Hydra's traceback."""
+    try:
+        yield
+    except BNCBenchError as exc:
+        print(f"bncbench: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except OSError as exc:
+        from bncbench.errors import SYSTEM_ERROR_EXIT, system_error
+
+        print(f"bncbench: error: {system_error(exc)}", file=sys.stderr)
+        raise SystemExit(SYSTEM_ERROR_EXIT) from None
+
+
+def _run_job(cfg: DictConfig, plan: Plan) -> int:
+    """Run one job as Hydra's ``run`` mode does, with the config composed and the plan validated once.
+
+    Call with Hydra initialized (:func:`_hydra`). Hydra's :func:`~hydra.core.utils.run_job` makes
+    the job's output directory (``hydra.run.dir``, with its ``.hydra/config.yaml`` for provenance),
+    configures the job's logging and runs :func:`execute` on ``plan``.
+    """
+    from hydra._internal.callbacks import Callbacks
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.utils import run_job
+    from hydra.types import HydraContext, RunMode
+
+    codes: list[int] = []
+
+    def task(job_cfg: DictConfig) -> None:
+        with _one_line_errors():
+            codes.append(execute(job_cfg, plan))
+
+    if cfg.hydra.mode is None:
+        cfg.hydra.mode = RunMode.RUN
+    callbacks = Callbacks(cfg)
+    callbacks.on_run_start(config=cfg, config_name="config")
+    ret = run_job(hydra_context=HydraContext(config_loader=GlobalHydra.instance().config_loader(),
+                                             callbacks=callbacks),
+                  task_function=task, config=cfg, job_dir_key="hydra.run.dir", job_subdir_key=None,
+                  configure_logging=True)
+    callbacks.on_run_end(config=cfg, config_name="config", job_return=ret)
+    _ = ret.return_value  # a failed job raises its exception here
+    return max(codes, default=0)
 
 
 def _message(exc: BaseException) -> str:
@@ -544,9 +666,12 @@ def run_cli(args: list[str]) -> int:
     """``python -m bncbench run ARGS``: check every job, then hand the run to Hydra.
 
     Unless a flag only asks for information (``--help``, ``--hydra-help``, ``--info``, ``--cfg``,
-    ``-c``, ``--resolve``), every job is composed and validated first (:func:`precheck`), so a bad
-    input stops the run before anything is written. Then ``@hydra.main`` runs :func:`execute` for
-    each job, with ``sys.argv`` set to ``["bncbench run", *args]`` for the call.
+    ``-c``, ``--resolve``), every job is composed and validated once, first (:func:`precheck`), so a
+    bad input stops the run before anything is written. A single run without flags is then run
+    from that composed config and plan, as Hydra's run mode would (:func:`_run_job`: the same
+    output directory and provenance files); otherwise ``@hydra.main`` runs :func:`execute` for
+    each job, with ``sys.argv`` set to ``["bncbench run", *args]`` for the call, and a job in this
+    process takes the plan validated for its overrides.
 
     Parameters
     ----------
@@ -589,35 +714,34 @@ def run_cli(args: list[str]) -> int:
             from hydra.errors import HydraException
         except ImportError:  # pragma: no cover
             HydraException = Exception
-        try:
-            jobs = precheck(overrides, multirun)
-        except HydraException as exc:
-            raise BNCBenchError(" ".join(str(exc).split())) from None
-        for _, cfg, job in jobs:  # before Hydra makes its output directory under it (a dry run only reads)
-            if not cfg.get("dry_run"):
-                check_results_dir(job.root)
-        if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
-            for combo, cfg, plan in jobs:
-                _announce(plan)
-                print(("# " + " ".join(combo) + "\n" if multirun else "")
-                      + dry_run(plan, retry_failed=bool(cfg.get("retry_failed", True))))
-            return 0
+        with _hydra():
+            try:
+                jobs = _precheck(overrides, multirun)
+            except HydraException as exc:
+                raise BNCBenchError(" ".join(str(exc).split())) from None
+            for _, cfg, job in jobs:  # before Hydra makes its output directory under it (a dry run only reads)
+                if not cfg.get("dry_run"):
+                    check_results_dir(job.root)
+            if all(cfg.get("dry_run") for _, cfg, _ in jobs):  # answered here: Hydra would make its output directory
+                for combo, cfg, plan in jobs:
+                    _announce(plan)
+                    print(("# " + " ".join(combo) + "\n" if multirun else "")
+                          + dry_run(plan, retry_failed=bool(cfg.get("retry_failed", True))))
+                return 0
+            if not flags:  # one job: run the config composed and validated above (no second composition)
+                return _run_job(jobs[0][1], jobs[0][2])
+        _PLANS.clear()
+        _PLANS.update({tuple(combo): plan for combo, _, plan in jobs})
 
     codes: list[int] = []  # Hydra drops the task's return value: collect it here
 
     @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
     def _main(cfg: DictConfig) -> None:
-        try:
-            store_schemas()  # a launcher's job process composes model options too
-            codes.append(execute(cfg))
-        except BNCBenchError as exc:
-            print(f"bncbench: error: {exc}", file=sys.stderr)
-            raise SystemExit(2) from None
-        except OSError as exc:  # a full disk, a read-only directory: one line, not Hydra's traceback
-            from bncbench.errors import SYSTEM_ERROR_EXIT, system_error
+        from hydra.core.hydra_config import HydraConfig
 
-            print(f"bncbench: error: {system_error(exc)}", file=sys.stderr)
-            raise SystemExit(SYSTEM_ERROR_EXIT) from None
+        with _one_line_errors():
+            store_schemas()  # a launcher's job process composes model options too
+            codes.append(execute(cfg, _PLANS.get(tuple(HydraConfig.get().overrides.task))))
 
     old = sys.argv
     sys.argv = ["bncbench run", *args]

@@ -56,3 +56,24 @@ def system_error(exc: OSError) -> str:
     if exc.errno == errno.ENOTDIR:
         return f"cannot create {where}: a part of the path is a file, not a directory"
     return f"{where}: {reason}" if where else reason
+
+
+def did_you_mean(word: str, choices) -> str:
+    """`` (did you mean 'x'?)`` naming the choice closest to ``word``, or ``""`` when none is close.
+
+    Parameters
+    ----------
+    word : str
+        The unknown name (a misspelled key or option).
+    choices : iterable of str
+        The valid names.
+
+    Returns
+    -------
+    str
+        The suffix for a one-line error message (difflib's closest match, ratio >= 0.6), or ``""``.
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from bncbench.components import BASELINES, FLAT_KINDS, MODEL_KINDS, PARAMETERIZATIONS
-from bncbench.errors import BNCBenchError
+from bncbench.errors import BNCBenchError, did_you_mean
 
 GROUPS = tuple(reg.kind for reg in MODEL_KINDS)
 """The model config groups, in label order."""
@@ -147,7 +147,9 @@ def _check_keys(reg, node: dict) -> None:
     unknown = sorted(set(node) - declared - {"name", "label"})
     if unknown:
         raise BNCBenchError(f"{reg.kind} {comp.name!r} has no hyperparameter {', '.join(map(repr, unknown))} "
-                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)}); its hyperparameters: "
+                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)})"
+                            f"{did_you_mean(f'{reg.kind}.{unknown[0]}', [f'{reg.kind}.{k}' for k in declared])}; "
+                            "its hyperparameters: "
                             f"{', '.join(sorted(declared)) or 'none'}")
 
 
@@ -168,7 +170,8 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
         The composed run config.
     compose_option : callable
         ``compose_option(group, option)`` -> the composed option (see
-        :func:`bncbench.app.option_composer`).
+        :func:`bncbench.app.option_composer`); its ``prefetch(pairs)``, if it has one, is called
+        first with every ``(group, option)`` the grid names.
 
     Returns
     -------
@@ -186,9 +189,13 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
     items = cfg.get("models")
     if not items:
         return [model_spec(defaults)]
+    items = [_plain(item) for item in items]
+    prefetch = getattr(compose_option, "prefetch", None)
+    if prefetch is not None:  # every option of the grid in one composition
+        prefetch([(g, o) for item in items for g in GROUPS if item.get(g) is not None
+                  for o in (item[g] if isinstance(item[g], list) else [item[g]])])
     specs: dict[str, ModelSpec] = {}
     for item in items:
-        item = _plain(item)
         choices = []
         for g in GROUPS:
             opt = item.get(g)

@@ -12,11 +12,15 @@ prediction at that point. Datasets with a given train/test split (MNIST, USPS;
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import typing
 import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
+from bncbench.errors import BNCBenchError, did_you_mean
 
 
 class ProtocolMode(enum.Enum):
@@ -30,28 +34,173 @@ MODES = tuple(m.value for m in ProtocolMode)
 """The protocol modes' names: ``("cv", "holdout")``."""
 
 
+@dataclass(frozen=True)
+class Metric:
+    """One measured quantity of a task or a summary (an entry of :data:`METRIC_TABLE`).
+
+    Attributes
+    ----------
+    name : str
+        Its column in records and summaries (``zero_one``, ``rmse``, ...).
+    title : str
+        Its display name in reports (``0-1 Loss``).
+    per_fold : bool
+        Measured on each fold (summaries take its mean over the successful folds); False: estimated
+        from the predictions of all rounds (the Kohavi–Wolpert terms).
+    std : bool, default=False
+        Summaries keep its standard deviation over the folds (``<name>_std``).
+    time : bool, default=False
+        Seconds (plotted on a log axis).
+    core : bool, default=True
+        A column of every summary, an empty one included; False: a property of the model
+        (``n_parameters``) that a summary has when a record has it.
+    """
+
+    name: str
+    title: str
+    per_fold: bool
+    std: bool = False
+    time: bool = False
+    core: bool = True
+
+
+METRIC_TABLE = (
+    Metric("zero_one", "0-1 Loss", per_fold=True, std=True),
+    Metric("rmse", "RMSE", per_fold=True, std=True),
+    Metric("bias", "Bias", per_fold=False),
+    Metric("variance", "Variance", per_fold=False),
+    Metric("train_time", "Training time", per_fold=True, std=True, time=True),
+    Metric("test_time", "Test time", per_fold=True, std=True, time=True),
+    Metric("n_parameters", "Parameters", per_fold=True, core=False),
+)
+"""Every metric, all lower-is-better: the one list that summaries, reports and their checks read."""
+
+
 @dataclass
-class CVConfig:
-    """The typed ``cv`` node of the run config (a field of :class:`bncbench.run_config.RunConfig`).
+class Protocol:
+    """The evaluation protocol: ``rounds`` x ``folds``-fold CV from ``seed``, or the given holdout split.
+
+    The one declaration of the protocol's fields and defaults: the run config's ``seed`` and its
+    ``cv`` node (:data:`CVConfig`, generated from this class) read them from here, and
+    :meth:`from_config` checks a run config's values.
+
+    ``mode="holdout"`` evaluates each dataset once, trained on its given training part and
+    tested on its given test part (:func:`bncbench.data.given_split.holdout_indices`),
+    recorded as round 0, fold 0 of one round of one fold.
+
+    Parameters
+    ----------
+    seed : int, default=0
+        The experiment's seed (of the CV splits; see :func:`split_seed`).
+    rounds : int, default=5
+        Rounds of cross-validation (1 for holdout).
+    folds : int, default=2
+        Folds per round (1 for holdout).
+    mode : {"cv", "holdout"}, default="cv"
+        The protocol mode (:data:`MODES`).
+
+    Raises
+    ------
+    BNCBenchError
+        At construction, if ``mode`` is unknown, or ``mode="holdout"`` with ``rounds`` or
+        ``folds`` other than 1. (``rounds`` and ``folds`` of CV are checked by :meth:`of`.)
+    """
+
+    seed: int = 0
+    rounds: int = 5
+    folds: int = 2
+    mode: str = ProtocolMode.cv.value
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise BNCBenchError(f"unknown protocol mode {self.mode!r}; expected one of {', '.join(MODES)}")
+        if self.mode == "holdout" and (self.rounds, self.folds) != (1, 1):
+            raise BNCBenchError("the holdout protocol is one round of one fold (Protocol(seed, 1, 1, 'holdout'))")
+
+    @classmethod
+    def of(cls, seed: int = 0, rounds: int = 5, folds: int = 2, mode: str = "cv") -> "Protocol":
+        """The checked protocol of these values; ``rounds`` and ``folds`` are ignored for holdout.
+
+        Parameters
+        ----------
+        seed, rounds, folds, mode
+            As the class's fields (the defaults are the class's own).
+
+        Returns
+        -------
+        Protocol
+            ``Protocol(seed, 1, 1, "holdout")`` for holdout, else ``Protocol(seed, rounds, folds, mode)``.
+
+        Raises
+        ------
+        BNCBenchError
+            One line: ``seed`` below 0, an unknown mode, fewer than 1 round or 2 folds of CV.
+        """
+        mode = str(getattr(mode, "value", mode))
+        seed, rounds, folds = int(seed), int(rounds), int(folds)
+        if seed < 0:
+            raise BNCBenchError(f"seed must be >= 0, got {seed}")
+        if mode == ProtocolMode.holdout.value:
+            return cls(seed, 1, 1, mode)
+        if mode == ProtocolMode.cv.value and rounds < 1:
+            raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
+        if mode == ProtocolMode.cv.value and folds < 2:
+            raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
+        return cls(seed, rounds, folds, mode)
+
+    @classmethod
+    def from_config(cls, cfg) -> "Protocol":
+        """The checked protocol of a run config: its ``seed`` and its ``cv`` node.
+
+        Parameters
+        ----------
+        cfg : mapping
+            The run config (``omegaconf.DictConfig`` or dict); missing values take the defaults.
+
+        Returns
+        -------
+        Protocol
+            As :meth:`of`.
+
+        Raises
+        ------
+        BNCBenchError
+            As :meth:`of`, or if ``cv`` has a key that is not a field of :data:`CVConfig`.
+        """
+        cv = cfg.get("cv") or {}
+        keys = [f.name for f in dataclasses.fields(CVConfig)]
+        extra = sorted(set(cv) - set(keys))
+        if extra:
+            cv_keys = ["cv." + k for k in keys]
+            raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}{did_you_mean('cv.' + extra[0], cv_keys)}; "
+                                f"the protocol's keys: {', '.join(cv_keys)}")
+        return cls.of(cfg.get("seed", cls.seed), **{k: cv[k] for k in keys if cv.get(k) is not None})
+
+
+def _cv_config() -> type:
+    """The typed ``cv`` node (``mode``, ``rounds``, ``folds``), its fields and defaults :class:`Protocol`'s."""
+    hints = typing.get_type_hints(Protocol)
+    fields = []
+    for name in ("mode", "rounds", "folds"):
+        default = getattr(Protocol, name)
+        typ = hints[name]
+        if name == "mode":  # typed as the enum: another mode fails when Hydra composes the config
+            typ, default = ProtocolMode, ProtocolMode(default)
+        fields.append((name, typ, dataclasses.field(default=default)))
+    cls = dataclasses.make_dataclass("CVConfig", fields)
+    cls.__module__ = __name__
+    cls.__doc__ = """The typed ``cv`` node of the run config (a field of :class:`bncbench.run_config.RunConfig`).
 
     ``mode: cv`` is ``rounds`` x ``folds``-fold cross-validation; ``mode: holdout`` trains on
     each dataset's given training part and tests on its given test part, once (``rounds``
     and ``folds`` are then unused). A value of another type, or another mode, fails when
-    Hydra composes the config.
-
-    Attributes
-    ----------
-    mode : ProtocolMode, default=ProtocolMode.cv
-        How each dataset is split.
-    rounds : int, default=5
-        Rounds of cross-validation.
-    folds : int, default=2
-        Folds per round.
+    Hydra composes the config. Fields and defaults are :class:`Protocol`'s (``mode`` typed as
+    :class:`ProtocolMode`).
     """
+    return cls
 
-    mode: ProtocolMode = ProtocolMode.cv
-    rounds: int = 5
-    folds: int = 2
+
+CVConfig = _cv_config()
 
 
 def split_seed(seed: int, dataset: str, round_: int) -> np.random.SeedSequence:

@@ -6,17 +6,20 @@ have (``reprot:`` in an experiment file) fails when Hydra composes the config, b
 runs. The model groups (``structure``, ``param``, ...), ``executor`` and ``dataset`` are typed
 by their own schemas (``schema/<group>/<name>``, from the registries); here they are only
 slots. What the values mean is in ``conf/config.yaml``'s comments and
-``docs/configuration.md``; what a type cannot say (``seed >= 0``, a usable ``name``) is checked
-by :func:`bncbench.app.prepare`.
+``docs/configuration.md``; what a type cannot say is checked by :func:`bncbench.app.prepare`
+before any task: keys added with ``+`` that no schema declares (:func:`check_known_keys`), the
+protocol's values (``seed >= 0``: :meth:`bncbench.protocol.Protocol.from_config`), a usable ``name``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, List, Optional
 
 from bncbench.engine.checkpoint import EVERY
-from bncbench.protocol import CVConfig
+from bncbench.errors import BNCBenchError, did_you_mean
+from bncbench.protocol import CVConfig, Protocol
 
 
 @dataclass
@@ -33,12 +36,12 @@ class RunConfig:
         The datasets (config group ``dataset``: ``names`` and a description).
     name : str, default="default"
         The experiment's name: results go to ``results_dir/name``.
-    seed : int, default=0
+    seed : int, default=:attr:`bncbench.protocol.Protocol.seed`
         Every random split derives from (seed, dataset, round); at least 0.
     n_jobs : int, default=1
         Workers of the joblib executor.
     cv : CVConfig
-        The protocol.
+        The protocol (fields and defaults: :class:`bncbench.protocol.Protocol`).
     models : Any, default=None
         An experiment's model grid (``docs/configuration.md``); None: the single model of the
         composed groups.
@@ -71,7 +74,7 @@ class RunConfig:
     executor: Any = None
     dataset: Any = None
     name: str = "default"
-    seed: int = 0
+    seed: int = Protocol.seed
     n_jobs: int = 1
     cv: CVConfig = field(default_factory=CVConfig)
     models: Any = None
@@ -84,3 +87,56 @@ class RunConfig:
     correction: bool = False
     dry_run: bool = False
     report: Any = None
+
+
+GLOBAL_GROUPS = ("experiment",)
+"""Config groups selected on the command line that leave no key of their own in the run config
+(an experiment's file is ``@package _global_``); named in the suggestions for a misspelled key."""
+DATASET_KEYS = ("names",)
+"""The keys of the ``dataset`` node (``conf/dataset/*.yaml``)."""
+
+
+def check_known_keys(cfg) -> None:
+    """Refuse, in one line naming the closest valid key, a key of the run config no schema declares.
+
+    Hydra adds a key given with ``+`` (``+strucure=tan``, ``+experimnet=quickstart``,
+    ``+executor.foo=1``) even to a typed config: without this check it would be ignored and the
+    default run. Checked here: the top level (:class:`RunConfig`'s fields and ``hydra``), the
+    ``dataset`` node (:data:`DATASET_KEYS`) and the ``executor`` node (its component's schema). The
+    model groups' nodes are checked by :func:`bncbench.models.model_spec`, ``cv`` by
+    :meth:`bncbench.protocol.Protocol.from_config`.
+
+    Parameters
+    ----------
+    cfg : omegaconf.DictConfig or mapping
+        A composed run config.
+
+    Raises
+    ------
+    BNCBenchError
+        At the first unknown key.
+    """
+    top = [f.name for f in dataclasses.fields(RunConfig)]
+    for key in cfg:
+        if key not in top and key != "hydra":
+            close = did_you_mean(key, [*top, *GLOBAL_GROUPS])
+            group = next((g for g in GLOBAL_GROUPS if close == did_you_mean(g, [g])), None)
+            raise BNCBenchError(f"unknown key {key!r}{close}; " + (f"+{group}=NAME selects an {group}" if group else
+                                                                   f"the run config's keys: {', '.join(top)}"))
+    dataset = cfg.get("dataset")
+    if dataset is not None and hasattr(dataset, "keys"):
+        for key in dataset:
+            if key not in DATASET_KEYS:
+                keys = ["dataset." + k for k in DATASET_KEYS]
+                raise BNCBenchError(f"unknown key 'dataset.{key}'{did_you_mean('dataset.' + str(key), keys)}; the "
+                                    f"dataset node's keys: {', '.join(keys)}")
+    executor = cfg.get("executor")
+    if executor is not None and hasattr(executor, "keys") and executor.get("name") is not None:
+        from bncbench.components import EXECUTORS
+
+        declared = [h.name for h in EXECUTORS[str(executor.get("name"))].hyperparameters]
+        for key in executor:
+            if key not in ("name", "label", *declared):
+                raise BNCBenchError(f"executor {executor.get('name')!r} has no option {key!r} (executor.{key})"
+                                    f"{did_you_mean(f'executor.{key}', [f'executor.{k}' for k in declared])}; its "
+                                    f"options: {', '.join(declared) or 'none'}")

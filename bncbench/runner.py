@@ -35,49 +35,11 @@ from bncbench.errors import BNCBenchError
 from bncbench.models import ModelSpec
 from bncbench.preprocess import Discretizer
 from bncbench.provenance import environment
-from bncbench.protocol import MODES, cv_folds, rmse, zero_one_loss
+from bncbench.protocol import Protocol, cv_folds, rmse, zero_one_loss  # noqa: F401 - Protocol: bncbench.runner.Protocol
 from bncbench.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
 if TYPE_CHECKING:
     from bncbench.executors import Executor
-
-
-@dataclass
-class Protocol:
-    """The evaluation protocol: ``rounds`` x ``folds``-fold CV from ``seed``, or the given holdout split.
-
-    ``mode="holdout"`` evaluates each dataset once, trained on its given training part and
-    tested on its given test part (:func:`bncbench.data.given_split.holdout_indices`),
-    recorded as round 0, fold 0 of one round of one fold.
-
-    Parameters
-    ----------
-    seed : int, default=0
-        The experiment's seed (of the CV splits; see :func:`bncbench.protocol.split_seed`).
-    rounds : int, default=5
-        Rounds of cross-validation (1 for holdout).
-    folds : int, default=2
-        Folds per round (1 for holdout).
-    mode : {"cv", "holdout"}, default="cv"
-        The protocol mode (:data:`bncbench.protocol.MODES`).
-
-    Raises
-    ------
-    BNCBenchError
-        At construction, if ``mode`` is unknown, or ``mode="holdout"`` with ``rounds`` or
-        ``folds`` other than 1. (``rounds`` and ``folds`` of CV are not checked here.)
-    """
-
-    seed: int = 0
-    rounds: int = 5
-    folds: int = 2
-    mode: str = "cv"
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise BNCBenchError(f"unknown protocol mode {self.mode!r}; expected one of {', '.join(MODES)}")
-        if self.mode == "holdout" and (self.rounds, self.folds) != (1, 1):
-            raise BNCBenchError("the holdout protocol is one round of one fold (Protocol(seed, 1, 1, 'holdout'))")
 
 
 @dataclass(frozen=True)
@@ -614,8 +576,9 @@ def run_experiment(
     return {**counts, "keys": keys}
 
 
-def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = 0, rounds: int = 5, folds: int = 2,
-             data_dir: str | None = None, label: str | None = None, mode: str = "cv") -> pd.DataFrame:
+def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = Protocol.seed,
+             rounds: int = Protocol.rounds, folds: int = Protocol.folds, data_dir: str | None = None,
+             label: str | None = None, mode: str = Protocol.mode) -> pd.DataFrame:
     """Run one model's cross-validation (or, with ``mode="holdout"``, its given split) on one dataset.
 
     Convenience for tests and notebooks, in a temporary store; returns the per-fold records.
@@ -650,7 +613,7 @@ def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = 0, rou
     Raises
     ------
     BNCBenchError
-        If the dataset name is unknown or ``mode`` is not a protocol mode.
+        If the dataset name is unknown or the protocol's values are bad (:meth:`Protocol.of`).
     """
     import tempfile
 
@@ -660,7 +623,7 @@ def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = 0, rou
         dataset_spec = registry.resolve([dataset_spec])[0]
     spec = ModelSpec(label or "model", dict(model_params))
     with tempfile.TemporaryDirectory() as tmp:
-        protocol = Protocol(seed, 1, 1, mode) if mode == "holdout" else Protocol(seed, rounds, folds, mode)
+        protocol = Protocol.of(seed, rounds, folds, mode)
         run_experiment([dataset_spec], [spec], results_root=Path(tmp), protocol=protocol, data_dir=data_dir,
                        progress=False)
         return load_results(tmp)

@@ -15,11 +15,14 @@ import numpy as np
 import pandas as pd
 
 from bncbench.errors import BNCBenchError
-from bncbench.protocol import kohavi_wolpert
+from bncbench.protocol import METRIC_TABLE, kohavi_wolpert
 from bncbench.store import UnreadableRecordWarning, load_predictions, load_results
 
-METRICS = ("zero_one", "rmse", "bias", "variance", "train_time", "test_time")
-FOLD_STD = ("zero_one", "rmse", "train_time", "test_time")
+METRICS = tuple(m.name for m in METRIC_TABLE if m.core)
+"""The metric columns of every summary (:data:`bncbench.protocol.METRIC_TABLE`)."""
+FOLD_MEANS = tuple(m.name for m in METRIC_TABLE if m.per_fold)
+"""Metrics :func:`summarize` averages over the successful folds."""
+FOLD_STD = tuple(m.name for m in METRIC_TABLE if m.std)
 """Metrics whose standard deviation over the folds :func:`summarize` keeps (:func:`std_column`), so
 that a report's ``summary.csv`` given to another report (``--supplement``) has what the per-dataset
 tables show."""
@@ -170,7 +173,7 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
         ok = g[g["status"] == "ok"]
         row = {"dataset": dataset, "model": model, "n_ok": len(ok), "n_failed": int((g["status"] != "ok").sum()),
                "protocol": protocol_of(g)}
-        for m in ("zero_one", "rmse", "train_time", "test_time", "n_parameters"):
+        for m in FOLD_MEANS:
             row[m] = float(ok[m].mean()) if len(ok) and m in ok else np.nan
         for m in FOLD_STD:
             row[std_column(m)] = float(ok[m].std()) if len(ok) > 1 and m in ok else np.nan

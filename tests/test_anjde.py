@@ -282,7 +282,8 @@ def test_bad_subset_sizes_are_one_clear_error():
 
 
 def test_configs_run_through_the_command_line(tmp_path):
-    for args in (["structure=ande", "structure.n=2"], ["structure=anje", "structure.n=3"], ["structure=anje"]):
+    for args in (["structure=ande", "structure.n=2"], ["structure=anje", "structure.n=3"], ["structure=a2je"],
+                 ["structure=anje"]):
         res = run_cli(["run", *args, "dataset.names=[synth-nb]", "cv.rounds=1", "progress=false",
                        f"results_dir={tmp_path}", "name=anjde"], cwd=tmp_path)
         assert res.returncode == 0, res.stderr[-3000:]
@@ -290,7 +291,8 @@ def test_configs_run_through_the_command_line(tmp_path):
     assert (df["status"] == "ok").all(), df.get("error")
     assert df["zero_one"].between(0, 0.5).all()
     params = {r["model"]: (r["param.structure"], r["param.n"]) for _, r in df.iterrows()}
-    assert params == {"A2DE": ("ande", 2), "A3JE": ("anje", 3), "A2JE": ("anje", 2)}  # anje.yaml: n = 2
+    # the plain option is the registry's default (n = 1, as BNClassifier(structure="anje")); a2je the preset
+    assert params == {"A2DE": ("ande", 2), "A3JE": ("anje", 3), "A2JE": ("anje", 2), "A1JE": ("anje", 1)}
     assert set(df[df["model"] == "A2DE"]["param.min_count"]) == {1}
 
 

@@ -30,6 +30,19 @@ BAD = [
     (["dry_run=true", "seed=-1"], "seed must be >= 0, got -1"),
     (["checkpoint_every=-5"], "checkpoint_every must be >= 0 seconds (0: every iteration) or null, got -5.0"),
     (["checkpoint_every=often"], "Value 'often' of type 'str' could not be converted to Float"),
+    # unknown keys, with or without +, name the closest valid key (issue #36, item 1)
+    (["strucure=nb"], "the run config has no key 'strucure' (did you mean 'structure'?)"),
+    (["+strucure=tan"], "unknown key 'strucure' (did you mean 'structure'?)"),
+    (["+experimnet=quickstart"], "unknown key 'experimnet' (did you mean 'experiment'?); +experiment=NAME"),
+    (["experimnet=quickstart"], "no key 'experimnet' (did you mean 'experiment'?)"),
+    (["cv.round=2"], "'cv' has no key 'round' (did you mean 'cv.rounds'?)"),
+    (["+cv.round=2"], "unknown key(s) cv.round (did you mean 'cv.rounds'?)"),
+    (["structure=kdb", "+structure.kk=2"], "structure 'kdb' has no hyperparameter 'kk' (structure.kk) (did you mean "
+                                           "'structure.k'?)"),
+    (["+executor.n_job=2"], "executor 'joblib' has no option 'n_job' (executor.n_job) (did you mean "
+                            "'executor.n_jobs'?)"),
+    (["+dataset.name=[synth-nb]"], "unknown key 'dataset.name' (did you mean 'dataset.names'?)"),
+    (["-m", "+strucure=nb,tan"], "unknown key 'strucure' (did you mean 'structure'?)"),
 ]
 
 
@@ -70,6 +83,21 @@ def test_multirun_sweeps_through_the_joblib_launcher(tmp_path):
     assert len(df) == 8 and (df["status"] == "ok").all()
     # the composed config of each job is saved for provenance
     assert len(list((tmp_path / "r" / "sweep" / "hydra" / "multirun").glob("*/.hydra/config.yaml"))) == 2
+
+
+def test_hydra_glob_and_range_sweeps(tmp_path):
+    """Hydra's own sweep syntax: a glob over a group's options, a range over a hyperparameter."""
+    base = ["dataset.names=[synth-nb]", "cv.rounds=1", "progress=false", f"results_dir={tmp_path / 'r'}", "name=s"]
+    res = run_cli(["run", "-m", "dry_run=true", "structure=glob(kdb*,exclude=kdb)", *base], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    heads = [w for ln in res.stdout.splitlines() if ln.startswith("# ") for w in ln.split() if "structure=" in w]
+    assert heads == [f"structure=kdb{k}" for k in range(1, 6)]
+    assert not (tmp_path / "r").exists()
+    res = run_cli(["run", "-m", "structure=kdb", "structure.k=range(1,3)", *base], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    df = load_results(tmp_path / "r" / "s")
+    assert sorted(df["model"].unique()) == ["KDB-1", "KDB-2"] and (df["status"] == "ok").all()
+    assert sorted(df["param.k"].unique()) == [1, 2]
 
 
 def test_quickstart_multirun_through_the_submitit_local_launcher(tmp_path):
@@ -122,7 +150,9 @@ INVALID_MODELS = [
     (["structure=nb", "+structure.k=2"], "structure 'nb' has no hyperparameter 'k' (structure.k)"),
     (["structure=kdb", "+structure.n=2"], "structure 'kdb' has no hyperparameter 'n'"),
     (["param=weighted", "+optimizer.momentum=0.9"], "optimizer 'lbfgs' has no hyperparameter 'momentum'"),
-    (["-m", "structure=glob(*)"], "glob"),
+    # the basic sweeper enumerates choices, globs and ranges; an interval needs a sampling sweeper
+    (["-m", "structure=kdb", "structure.k=interval(1,3)"], "does not support sweep type : INTERVAL_SWEEP"),
+    (["-m", "structure=glob(*)"], "needs parents"),  # the glob's custom: every job is checked first
 ]
 
 
@@ -182,3 +212,29 @@ def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
     assert [ln.split() for ln in res.stdout.splitlines()[1:]] == [
         ["synth-nb", "BAD", "2", "0", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
     assert _tree(tmp_path / "r") == before
+
+
+def test_each_job_is_composed_and_validated_once(tmp_path, monkeypatch):
+    """A single run composes its config once and validates it once; a multirun's jobs reuse their plans."""
+    from bncbench import app
+
+    calls = {"compose": 0, "prepare": 0}
+    compose, prepare = app._compose, app.prepare
+
+    def counted(name, fn):
+        def wrapper(*a, **kw):
+            calls[name] += 1
+            return fn(*a, **kw)
+        return wrapper
+
+    monkeypatch.setattr(app, "_compose", counted("compose", compose))
+    monkeypatch.setattr(app, "prepare", counted("prepare", prepare))
+    base = ["dataset.names=[synth-nb]", "cv.rounds=1", "progress=false", f"results_dir={tmp_path / 'r'}"]
+    assert app.run_cli(["structure=tan", *base, "name=one"]) == 0
+    assert calls == {"compose": 1, "prepare": 1}
+    assert (tmp_path / "r" / "one" / "hydra" / "run" / ".hydra" / "config.yaml").is_file()  # provenance kept
+    assert list(load_results(tmp_path / "r" / "one")["model"].unique()) == ["TAN"]
+    calls.update(compose=0, prepare=0)
+    assert app.run_cli(["-m", "structure=nb,tan", *base, "name=two"]) == 0
+    assert calls["prepare"] == 2  # one per job, before the first ran
+    assert sorted(load_results(tmp_path / "r" / "two")["model"].unique()) == ["NB", "TAN"]

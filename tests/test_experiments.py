@@ -26,3 +26,36 @@ def test_experiment_config_smoke_runs(tmp_path, name):
     df = load_results(roots[0])
     assert len(df) > 0 and (df["status"] == "ok").all(), df.get("error")
     assert df["zero_one"].between(0, 0.5).all()
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_the_grid_composed_at_once_equals_each_option_composed_alone(name):
+    """option_composer's prefetch composes every option of a grid in one composition: same models."""
+    from bncbench import app
+    from bncbench.models import expand_models
+
+    with app._hydra():
+        cfg = app._compose([f"+experiment={name}"])
+        at_once = expand_models(cfg, app.option_composer([]))
+        alone = app.option_composer([])
+        del alone.prefetch
+        assert at_once == expand_models(cfg, alone)
+
+
+def test_a_bad_option_of_a_grid_is_named(tmp_path):
+    conf = tmp_path / "conf" / "experiment"
+    conf.mkdir(parents=True)
+    (conf / "grid.yaml").write_text("# @package _global_\nname: grid\nmodels:\n  - structure: [nb, kdb2, forest]\n"
+                                    "  - structure: mine\n")
+    (tmp_path / "conf" / "structure").mkdir()
+    (tmp_path / "conf" / "structure" / "mine.yaml").write_text("defaults:\n  - /schema/structure/kdb@_here_\n"
+                                                               "  - _self_\nk: 3\n")
+    from bncbench import app
+    from bncbench.errors import BNCBenchError
+
+    search = f"hydra.searchpath=[file://{tmp_path / 'conf'}]"
+    with pytest.raises(BNCBenchError, match=r"bad model option structure=forest: .*Could not find 'structure/forest'"):
+        app.plan(["+experiment=grid", "dataset.names=[synth-nb]", search])
+    (conf / "grid.yaml").write_text("# @package _global_\nname: grid\nmodels:\n  - structure: [nb, kdb2, mine]\n")
+    labels = [m.label for m in app.plan(["+experiment=grid", "dataset.names=[synth-nb]", search]).models]
+    assert labels == ["NB", "KDB-2", "KDB-3"]  # the searchpath's own option, composed with the others

@@ -131,7 +131,7 @@ def test_plugin_hyperparameters_are_estimator_keywords():
 # ---------------------------------------------------------------- through the command line
 CONFIGS = {
     "structure/nb_tan_mean.yaml": "defaults:\n  - /schema/structure/nb_tan_mean@_here_\n  - _self_\n",
-    "estimator/laplace.yaml": "defaults:\n  - /schema/estimator/laplace@_here_\n  - _self_\nalpha: 0.5\n",
+    "estimator/laplace.yaml": "defaults:\n  - /schema/estimator/laplace@_here_\n  - _self_\n",
     "experiment/plugin_demo.yaml": """# @package _global_
 defaults:
   - override /dataset: quickstart
@@ -142,6 +142,7 @@ models:
   - structure: [nb, tan, nb_tan_mean]
   - structure: nb
     estimator: laplace
+    alpha: 0.5
 report:
   tables:
     - name: mean_vs_members

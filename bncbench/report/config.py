@@ -52,11 +52,18 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bncbench.errors import BNCBenchError
+from bncbench.protocol import METRIC_TABLE
 from bncbench.report.families import Family, families
 from bncbench.report.stats import SUBSET_NAMES, SUBSETS
 
 DEFAULT_METRICS = ["bias", "variance", "zero_one", "rmse", "train_time"]
-KNOWN_METRICS = ["zero_one", "rmse", "bias", "variance", "train_time", "test_time", "n_parameters"]
+"""The metrics of a report's tables unless its config says (``metrics:``)."""
+DEFAULT_FRIEDMAN_METRICS = ["zero_one", "rmse"]
+"""The metrics of the Friedman tests unless the config says (``friedman.metrics``)."""
+DEFAULT_PER_DATASET_METRICS = ["zero_one", "rmse", "train_time"]
+"""The metrics of the per-dataset tables unless the config says (``per_dataset_metrics``)."""
+KNOWN_METRICS = [m.name for m in METRIC_TABLE]
+"""Every metric a report may name (:data:`bncbench.protocol.METRIC_TABLE`)."""
 
 
 @dataclass
@@ -205,9 +212,9 @@ class ReportConfig:
     convergence_at: int = 5
     convergence_aggregate: str = "median"
     convergence_families: list = field(default_factory=list)
-    friedman_metrics: list = field(default_factory=lambda: ["zero_one", "rmse"])
+    friedman_metrics: list = field(default_factory=lambda: list(DEFAULT_FRIEDMAN_METRICS))
     friedman_models: list | None = None
-    per_dataset_metrics: list = field(default_factory=lambda: ["zero_one", "rmse", "train_time"])
+    per_dataset_metrics: list = field(default_factory=lambda: list(DEFAULT_PER_DATASET_METRICS))
     models: list | None = None  # restrict the report to these models
     figures: bool = True
     winloss_plots: list = field(default_factory=list)  # WinLossSpec
@@ -458,7 +465,7 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
 
     fr = dict(section.get("friedman") or {})
     cfg.friedman_metrics = _check_metrics(_as_list(overrides.get("friedman_metrics", fr.get("metrics")))
-                                          or ["zero_one", "rmse"], "friedman.metrics")
+                                          or DEFAULT_FRIEDMAN_METRICS, "friedman.metrics")
     fm = _as_list(overrides.get("friedman_models", fr.get("models")), "friedman.models")
     if fm:
         missing = [m for m in fm if m not in models]
@@ -466,7 +473,7 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
             raise BNCBenchError(f"friedman model(s) not in the results: {', '.join(missing)}")
     cfg.friedman_models = fm or list(models)
     cfg.per_dataset_metrics = _check_metrics(_as_list(section.get("per_dataset_metrics"))
-                                             or ["zero_one", "rmse", "train_time"], "per_dataset_metrics")
+                                             or DEFAULT_PER_DATASET_METRICS, "per_dataset_metrics")
     cfg.figures = bool(overrides.get("figures", section.get("figures", True)))
     return cfg
 

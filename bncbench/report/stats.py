@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from bncbench.errors import BNCBenchError
+from bncbench.protocol import METRIC_TABLE
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -39,16 +40,8 @@ DRAW_RTOL = 1e-9
 DRAW_ATOL = 1e-12
 ALPHA = 0.05
 
-METRIC_NAMES = {
-    "zero_one": "0-1 Loss",
-    "rmse": "RMSE",
-    "bias": "Bias",
-    "variance": "Variance",
-    "train_time": "Training time",
-    "test_time": "Test time",
-    "n_parameters": "Parameters",
-}
-"""Display names of the metrics (all lower-is-better)."""
+METRIC_NAMES = {m.name: m.title for m in METRIC_TABLE}
+"""Display names of the metrics (all lower-is-better; :data:`bncbench.protocol.METRIC_TABLE`)."""
 
 
 def metric_name(metric: str) -> str:

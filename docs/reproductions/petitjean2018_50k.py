@@ -9,7 +9,7 @@ depend on the iterations). Prints Markdown W-D-L tables (two-tailed sign test, p
         'dataset.names=[contact-lenses,liver-disorders,iris,haberman,tae,echocardiogram,new-thyroid,
                         postoperative,balance-scale,glass,pima,labor,wine,heart-h,heart-c,led,yeast,
                         lymph,breast-w,lung-cancer,tic-tac-toe,primary-tumor,cmc,abalone]' \
-        'models=[{structure:[nb,tan,kdb1,kdb2,kdb3,kdb4,kdb5,skdb],param:hdp,hdp_iterations:50000}]'
+        'models=[{structure:[nb,tan,kdb1,kdb2,kdb3,kdb4,kdb5,skdb5],param:hdp,hdp_iterations:50000}]'
     python docs/reproductions/petitjean2018_50k.py [results/petitjean2018 results/petitjean2018_50k]
 """
 

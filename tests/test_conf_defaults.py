@@ -1,0 +1,142 @@
+"""Each default has one home: the registries (issue #35, item 2).
+
+A plain option ``conf/<group>/<name>.yaml`` (the file named after the component it extends)
+states no value of its own, so ``group=name`` on the command line builds the model of
+``BNClassifier(group="name")``; a preset under another name (``kdb5``, ``skdb5``, ``a2je``,
+``mestimate``, ``lbfgs_paper``) states only what it changes, and builds the model of
+``BNClassifier`` with those values. The optimizers' options are the one exception, checked
+separately: their plain options restate the engine's own defaults (``stop: ebnc``, ...), which
+the registry declares as None ("the optimizer's default"), and keep them because the stored
+records' task keys carry them; the test proves they are the engine's defaults by fitting with
+and without them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+from conftest import REPO
+
+from bncbench import BNClassifier
+from bncbench.app import compose_config
+from bncbench.components import EXECUTORS, MODEL_KINDS, OPTIMIZERS, PARAMETERIZATIONS
+from bncbench.models import GROUPS, model_spec
+
+OPTIMIZED = next(c.name for c in PARAMETERIZATIONS if c.info.get("optimized"))
+"""A parameterization under which init, optimizer and objective are active."""
+GROUP_KINDS = {reg.kind: reg for reg in (*MODEL_KINDS, EXECUTORS)}
+
+
+def _options():
+    return [(g, p.stem) for g in GROUP_KINDS for p in sorted((REPO / "conf" / g).glob("*.yaml"))]
+
+
+def _read(group: str, option: str) -> tuple[str, dict]:
+    """The component an option extends (its schema in ``defaults``) and the values it states."""
+    doc = yaml.safe_load((REPO / "conf" / group / f"{option}.yaml").read_text()) or {}
+    schemas = [d for d in doc.pop("defaults", []) if isinstance(d, str) and d.startswith(f"/schema/{group}/")]
+    assert len(schemas) == 1, f"conf/{group}/{option}.yaml extends no schema/{group}/<name>"
+    return schemas[0].split("/")[3].split("@")[0], doc
+
+
+OPTIONS = _options()
+
+
+def test_every_registered_component_has_its_plain_option():
+    for group, reg in GROUP_KINDS.items():
+        plain = {o for g, o in OPTIONS if g == group and _read(g, o)[0] == o}
+        assert set(reg.builtins()) <= plain, f"conf/{group}/ lacks a plain option for {set(reg.builtins()) - plain}"
+
+
+@pytest.mark.parametrize("group,option", OPTIONS, ids=[f"{g}={o}" for g, o in OPTIONS])
+def test_a_plain_option_states_nothing_and_a_preset_only_what_it_changes(group, option):
+    comp, stated = _read(group, option)
+    reg = GROUP_KINDS[group]
+    declared = {h.name: h for h in reg[comp].hyperparameters if not h.from_group}
+    values = {k: v for k, v in stated.items() if k != "label"}
+    assert set(values) <= set(declared), f"{group}={option} states keys its component lacks"
+    wiring = {k for k, v in values.items() if isinstance(v, str) and v.startswith("${")}  # the run's own keys
+    if group == "optimizer":
+        return  # the restated engine defaults: test_optimizer_options_restate_the_engine_defaults
+    if option == comp:
+        assert set(values) == wiring, f"the plain option {group}={option} restates {sorted(set(values) - wiring)}"
+        assert "label" not in stated
+    else:  # a preset states what makes it one (kdb1 pins k = 1, whatever the registry's default)
+        assert stated, f"preset {group}={option} states nothing: it is the plain option {group}={comp}"
+
+
+@pytest.mark.parametrize("group,option", [(g, o) for g, o in OPTIONS if g in GROUPS],
+                         ids=[f"{g}={o}" for g, o in OPTIONS if g in GROUPS])
+def test_command_line_option_builds_the_model_of_bnclassifier(group, option):
+    """``group=option`` on the command line composes to ``BNClassifier(group=component, **stated)``."""
+    comp, stated = _read(group, option)
+    overrides = [f"{group}={option}"]
+    kwargs = {group: comp}
+    if group in ("init", "optimizer", "objective"):  # active under an optimized parameterization only
+        overrides.append(f"param={OPTIMIZED}")
+        kwargs["param"] = OPTIMIZED
+    values = {k: v for k, v in stated.items() if k != "label"}
+    if group == "optimizer":
+        kwargs["optimizer_options"] = values or None
+    else:
+        kwargs.update(values)
+        if PARAMETERIZATIONS[kwargs.get("param", "generative")].info.get("optimized"):
+            # the run's default optimizer option, with the engine defaults it restates (see the module doc)
+            default = next(d["optimizer"] for d in yaml.safe_load((REPO / "conf" / "config.yaml").read_text())
+                           ["defaults"] if isinstance(d, dict) and "optimizer" in d)
+            kwargs["optimizer_options"] = {k: v for k, v in _read("optimizer", default)[1].items()
+                                           if k != "label"} or None
+    cfg = compose_config(overrides)
+    spec = model_spec({g: cfg[g] for g in GROUPS})
+    assert BNClassifier(**spec.params).get_params() == BNClassifier(**kwargs).get_params()
+    if option == comp and group in ("structure", "estimator"):
+        # and the label is the registry's, interpolated with the registry's defaults
+        defaults = {h.name: h.default for h in GROUP_KINDS[group][comp].hyperparameters}
+        label = GROUP_KINDS[group][comp].label
+        for k, v in defaults.items():
+            label = label.replace("${." + k + "}", str(v))
+        assert str(cfg[group].label) == label
+
+
+def _codes(seed=0, n=120, a=4):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, a))
+    y = (X[:, 0] + X[:, 1] + rng.integers(0, 2, size=n) > 2).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("option", [o for g, o in OPTIONS if g == "optimizer" and _read(g, o)[0] == o])
+def test_optimizer_options_restate_the_engine_defaults(option):
+    """A plain optimizer option's values are what the engine does without them: the same fit, bit for bit."""
+    comp, stated = _read("optimizer", option)
+    values = {k: v for k, v in stated.items() if k != "label"}
+    assert set(values) <= {h.name for h in OPTIMIZERS[comp].hyperparameters}
+    X, y = _codes()
+    base = dict(structure="nb", param="weighted", init="zeros", optimizer=comp, discretize=False)
+    p0 = BNClassifier(**base).fit(X, y).predict_proba(X)
+    p1 = BNClassifier(**base, optimizer_options=values or None).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(p0, p1)
+
+
+def test_the_protocol_has_one_home():
+    """``seed`` and ``cv.*`` of the run config are :class:`bncbench.protocol.Protocol`'s fields and defaults."""
+    import dataclasses
+
+    from bncbench.errors import BNCBenchError
+    from bncbench.protocol import CVConfig, Protocol
+    from bncbench.run_config import RunConfig
+
+    cv = {f.name: f.default for f in dataclasses.fields(CVConfig)}
+    assert {k: getattr(v, "value", v) for k, v in cv.items()} == {k: getattr(Protocol(), k) for k in cv}
+    assert RunConfig().seed == Protocol().seed
+    assert Protocol.from_config(compose_config([])) == Protocol()
+    assert Protocol.from_config(compose_config(["seed=3", "cv.rounds=2", "cv.folds=3"])) == Protocol(3, 2, 3)
+    assert Protocol.from_config(compose_config(["cv.mode=holdout", "cv.rounds=7"])) == Protocol(0, 1, 1, "holdout")
+    for bad, message in [(dict(seed=-1), "seed must be >= 0"), (dict(rounds=0), "cv.rounds must be >= 1"),
+                         (dict(folds=1), "cv.folds must be >= 2"), (dict(mode="loo"), "unknown protocol mode")]:
+        with pytest.raises(BNCBenchError, match=message):
+            Protocol.of(**bad)
+    with pytest.raises(BNCBenchError, match=r"unknown key\(s\) cv.round \(did you mean 'cv.rounds'\?\); the "
+                                            "protocol's keys: cv.mode, cv.rounds, cv.folds"):
+        Protocol.from_config({"cv": {"round": 2}})
