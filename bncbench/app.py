@@ -304,7 +304,7 @@ def prepare(cfg: DictConfig) -> Plan:
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
     registry.check_available(datasets, data_dir,  # too few rows, a continuous class: one line, before any task
-                             functools.partial(check_dataset_fits, folds=None if mode == "holdout" else folds))
+                             functools.partial(check_dataset_fits, folds=None if mode == "holdout" else protocol.folds))
     if mode == "holdout":  # every dataset needs a given train/test split: one line before any task
         from bncbench.data.given_split import holdout_indices
 
