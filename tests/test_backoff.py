@@ -208,3 +208,35 @@ def test_any_class_gives_the_authors_test_error_on_adult():
         assert np.mean(clf.predict(Xte) != yte) == pytest.approx(ADULT_GIGAL_ZERO_ONE[name], abs=5e-7), name
     per = BNClassifier(structure="kdb", k=5, m=1.0, cardinalities=cards).fit(Xtr, ytr)
     assert np.mean(per.predict(Xte) != yte) == pytest.approx(0.165964, abs=5e-7)
+
+
+def test_any_class_on_one_parent_networks_is_the_ebnc_codes_estimate():
+    """Zaidi et al. 2017's EBNC code (``anchors/ebnc/README.md``) does not back off: a parent value never
+    seen with class y gives 1/|X|. With one attribute parent that is what ``any_class`` gives (the parent
+    value was seen with another class, so its node is used for every class and y's empty row is 1/|X|);
+    per class it would be P(x | y). Reference: the EBNC rule written out by hand, with ln P(y)."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 3, size=(60, 3))
+    y = rng.integers(0, 3, size=60)
+    y[(X[:, 0] == 2) & (y == 0)] = 1          # x0 = 2 never with class 0
+    parents = [[], [0], [1]]
+    grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)
+
+    onehot = lambda v: np.eye(3)[v]           # noqa: E731  (rows x 3)
+    Y = onehot(y)
+    log_p = np.log((Y.sum(0) + 1 / 3) / (60 + 1))[None, :].repeat(len(grid), 0)
+    for a, pa in enumerate(parents):
+        if not pa:
+            n_xy = onehot(X[:, a]).T @ Y                                    # (value, class)
+            log_p += np.log((n_xy[grid[:, a]] + 1 / 3) / (Y.sum(0) + 1))
+            continue
+        n_pxy = np.einsum("np,nx,nc->pxc", onehot(X[:, pa[0]]), onehot(X[:, a]), Y)
+        n_py = n_pxy.sum(1)                                                 # (parent value, class)
+        est = (n_pxy[grid[:, pa[0]], grid[:, a]] + 1 / 3) / (n_py[grid[:, pa[0]]] + 1)
+        log_p += np.log(np.where(n_py[grid[:, pa[0]]] > 0, est, 1 / 3))     # no back-off: 1/|X|
+    ebnc = np.exp(log_p - log_p.max(1, keepdims=True))
+    ebnc /= ebnc.sum(1, keepdims=True)
+    got = {rule: BNClassifier(structure="custom", parents=parents, m=1.0, backoff=rule).fit(X, y).predict_proba(grid)
+           for rule in ("any_class", "per_class")}
+    np.testing.assert_allclose(got["any_class"], ebnc, rtol=0, atol=1e-12)
+    assert np.abs(got["per_class"] - ebnc).max() > 1e-3

@@ -263,14 +263,31 @@ def test_petitjean2018_report_section():
     (fig,) = cfg.winloss_plots
     assert fig.name == "fig6b" and fig.metrics == ["zero_one", "rmse"]
     assert fig.x == ["0 (NB)", "1", "2", "3", "4"]
-    assert list(fig.series) == ["m-estimate", "HDP"]
-    for tag, name in (("m-est", "m-estimate"), ("HDP", "HDP")):
+    assert list(fig.series) == ["m-estimate", "m-estimate (any class)", "HDP"]
+    for tag, name in (("m-est", "m-estimate"), ("m-est (any class)", "m-estimate (any class)"), ("HDP", "HDP")):
         assert fig.series[name] == [(f"KDB-5 {tag}", f"{b} {tag}") for b in ("NB", "KDB-1", "KDB-2", "KDB-3", "KDB-4")]
     tables = {t.name: t for t in cfg.tables}
-    assert set(tables) == {"table2", "table3", "kdb5_vs_skdb5"}
+    assert set(tables) == {"table2", "table2_any_class", "backoff", "table3", "table3_any_class", "kdb5_vs_skdb5"}
     assert len(tables["table2"].pairs) == 8 and len(tables["table3"].pairs) == 4
+    structures = ("NB", "TAN", "KDB-1", "KDB-2", "KDB-3", "KDB-4", "KDB-5", "SkDB-5")
+    assert tables["table2"].pairs == [(f"{s} HDP", f"{s} m-est") for s in structures]
+    assert tables["table2_any_class"].pairs == [(f"{s} HDP", f"{s} m-est (any class)") for s in structures]
+    assert tables["backoff"].pairs == [(f"{s} m-est (any class)", f"{s} m-est") for s in structures]
     assert tables["kdb5_vs_skdb5"].pairs == [("KDB-5 HDP", "SkDB-5 HDP")]
     assert cfg.reference == "KDB-5 HDP"
+
+
+def test_petitjean2018_names_both_backoff_rules():
+    """Both m-estimate back-off rules are in the experiment, each label naming one model: "m-est" is
+    per class (the committed run's models, unchanged), "m-est (any class)" the authors' C++ learner's rule."""
+    from bncbench.app import plan
+
+    models = {m.label: m.params for m in plan(["+experiment=petitjean2018", "dataset.names=[synth-nb]"]).models}
+    for s in ("NB", "TAN", "KDB-1", "KDB-2", "KDB-3", "KDB-4", "KDB-5", "SkDB-5"):
+        per, anyc = models[f"{s} m-est"], models[f"{s} m-est (any class)"]
+        assert per.get("backoff", "per_class") == "per_class" and anyc["backoff"] == "any_class"
+        assert {k: v for k, v in anyc.items() if k != "backoff"} == {k: v for k, v in per.items() if k != "backoff"}
+    assert len(models) == 25  # 8 structures x {per class, any class, HDP} + RF: no label stands for two models
 
 
 def test_big_threshold_and_little_subset(tmp_path):
