@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(f"DBL{args.n} on {args.dataset}, round {args.round} fold {args.fold}"
           + (f", at most {args.maxiter} iterations" if args.maxiter is not None else "") + "\n")
-    print("| reg | training rows | parameters | iterations / evaluations | fit s (wall) | fit CPU s | CPU s per iteration "
+    print("| reg | training rows | parameters | iterations / evaluations | fit s (wall) | fit CPU s | fit CPU s per iteration (set-up included) "
           "| objective | training NLL | test 0-1 | peak RSS MiB |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
