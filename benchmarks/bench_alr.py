@@ -1,4 +1,4 @@
-"""DBL² and LR² side by side with the authors' Java code (github nayyarzaidi/ALR), same penalty, start and stop (issue 37, item 4).
+"""DBL² and LR² side by side with the authors' Java code (github nayyarzaidi/ALR), same penalty, start, stop (issue 37).
 
     ALR_BUILD=/work/alr-build BNCBENCH_DATA_DIR=/work/shared/datasets/uci \\
         python benchmarks/bench_alr.py --datasets adult connect-4 --models DBL2 LR2
@@ -100,7 +100,8 @@ fit_s, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
 P = clf.predict_proba(X)
 nll = float(-np.log(P[np.arange(len(y)), y]).sum())
 tr = clf.trace_
-json.dump({"fit_s": fit_s, "fit_cpu": fit_cpu, "setup_cpu": setup_cpu, "n_iter": int(clf.n_iter_), "n_fev": int(tr[-1]["n_fev"]), "nll": nll,
+json.dump({"fit_s": fit_s, "fit_cpu": fit_cpu, "setup_cpu": setup_cpu, "n_iter": int(clf.n_iter_),
+           "n_fev": int(tr[-1]["n_fev"]), "nll": nll,
            "obj": float(tr[-1].get("obj", tr[-1]["nll"])), "opt_s": float(tr[-1]["time"]),
            "trace_nll": [float(t["nll"]) for t in tr], "trace_obj": [float(t.get("obj", t["nll"])) for t in tr],
            "trace_time": [float(t["time"]) for t in tr],
@@ -149,7 +150,8 @@ def run_java(build: Path, data: dict, tag: str, tmp: Path, *, cmax: int | None =
     """One ALRDriver fit on the whole file; its summary row plus the process's wall time."""
     summary, log = tmp / f"j_{data['name']}_{tag}_{cmax}.csv", tmp / f"j_{data['name']}_{tag}_{cmax}.log"
     summary.unlink(missing_ok=True)
-    opts = ["-S", "A2JE", "-P", tag, "-R", "-L", str(LAM), "-I", "Flat", "-O", "QN"] + (["-C", str(cmax)] if cmax is not None else [])
+    opts = ["-S", "A2JE", "-P", tag, "-R", "-L", str(LAM), "-I", "Flat", "-O", "QN"]
+    opts += ["-C", str(cmax)] if cmax is not None else []
     cmd = [*java_cmd(build), "ALRDriver", "-t", str(data["arff"]), "-s", str(summary), "-l", str(log), "--", *opts]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **THREADS})
@@ -170,7 +172,8 @@ def run_java(build: Path, data: dict, tag: str, tmp: Path, *, cmax: int | None =
 
     with open(summary) as fh:
         row = list(csv.DictReader(fh))[-1]
-    out = {"stopped": False, "process_s": wall, "process_cpu": ru.ru_utime + ru.ru_stime, "fit_s": float(row["train_ms"]) / 1000, "nll": float(row["nll_train"]),
+    out = {"stopped": False, "process_s": wall, "process_cpu": ru.ru_utime + ru.ru_stime,
+           "fit_s": float(row["train_ms"]) / 1000, "nll": float(row["nll_train"]),
            "objective": float(row["objective"]) if row["objective"] else float("nan"),
            "n_iter": int(row["iterations"] or 0), "n_fev": int(row["fevals"] or 0), "state": row["state"]}
     m = re.search(r"fx_QN = \[([^\]]*)\]", log.read_text())
@@ -195,7 +198,7 @@ def run_ours(data: dict, param: str, tmp: Path, opts: dict) -> dict:
 
 
 def reach(ours: dict, target: float) -> tuple[int | None, float | None]:
-    """First iteration of our trace whose penalized objective is within ``RTOL`` of ``target`` (or below), and the time to it."""
+    """First iteration of our trace with penalized objective within ``RTOL`` of ``target`` (or below), and its time."""
     obj = np.asarray(ours["trace_obj"])
     hit = np.flatnonzero(obj <= target + RTOL * abs(target))
     if not hit.size:
@@ -220,8 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     ap.add_argument("--alr-build", default=os.environ.get("ALR_BUILD"), help="the ALR build dir (default $ALR_BUILD)")
     ap.add_argument("--java-timeout", type=float, default=1800.0, help="seconds before a Java fit is stopped")
-    ap.add_argument("--reach-maxiter", type=int, default=20000, help="our largest iteration cap when rerun to reach their objective "
-                                                                   "(the rerun stops at 2 x the larger iteration count + 100)")
+    ap.add_argument("--reach-maxiter", type=int, default=20000,
+                    help="our largest iteration cap when rerun to reach their objective "
+                         "(the rerun stops at 2 x the larger iteration count + 100)")
     ap.add_argument("--maxiter", type=int, default=None,
                     help="cap both sides at this many iterations (their -C, our maxiter): a truncated run, compared "
                          "at their objective after that many iterations")

@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=3)
     ap.add_argument("--regs", nargs="+", default=["rows", "l2"])
     ap.add_argument("--lam", type=float, default=0.01)
-    ap.add_argument("--maxiter", type=int, default=None, help="stop after this many iterations (default: the experiment's rule)")
+    ap.add_argument("--maxiter", type=int, default=None,
+                    help="stop after this many iterations (default: the experiment's rule)")
     ap.add_argument("--round", type=int, default=0)
     ap.add_argument("--fold", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=None)
@@ -104,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(f"DBL{args.n} on {args.dataset}, round {args.round} fold {args.fold}"
           + (f", at most {args.maxiter} iterations" if args.maxiter is not None else "") + "\n")
-    print("| reg | training rows | parameters | iterations / evaluations | fit s (wall) | fit CPU s | fit CPU s per iteration (set-up included) "
-          "| objective | training NLL | test 0-1 | peak RSS MiB |")
+    print("| reg | training rows | parameters | iterations / evaluations | fit s (wall) | fit CPU s "
+          "| fit CPU s per iteration (set-up included) | objective | training NLL | test 0-1 | peak RSS MiB |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         if "stopped" in r or "failed" in r:
