@@ -21,6 +21,8 @@ line; what neither gives is derived from the model labels
         datasets: [poker-hand, connect-4, shuttle, adult]   # NLL curves (default: 4 biggest)
         at: 5                        # histogram rule iteration
         aggregate: median            # over folds: median | mean | first
+        pairs: ["DBL2:LR2"]          # explicit comparisons (faster-expected model first); replace the
+                                     # families' w vs d/e; also the iteration and time scatters
       friedman:
         metrics: [zero_one, rmse]
         models: null                 # null: every model
@@ -184,7 +186,10 @@ class ReportConfig:
     convergence_aggregate : {"median", "mean", "first"}
         How the folds are aggregated in the histograms.
     convergence_families : list of ConvergenceFamily
-        The §7.4 comparisons.
+        The §7.4 comparisons: ``report.convergence.pairs`` when given (one per pair), else each
+        family's weighted model against its discriminative and extended ones.
+    convergence_pairs : list of tuple of str
+        The ``report.convergence.pairs`` as given (empty: the comparisons come from the families).
     friedman_metrics : list of str
         Metrics of the Friedman tests.
     friedman_models : list of str or None
@@ -212,6 +217,7 @@ class ReportConfig:
     convergence_at: int = 5
     convergence_aggregate: str = "median"
     convergence_families: list = field(default_factory=list)
+    convergence_pairs: list = field(default_factory=list)  # [(w, other)] of report.convergence.pairs
     friedman_metrics: list = field(default_factory=lambda: list(DEFAULT_FRIEDMAN_METRICS))
     friedman_models: list | None = None
     per_dataset_metrics: list = field(default_factory=lambda: list(DEFAULT_PER_DATASET_METRICS))
@@ -453,6 +459,10 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
         cfg.groups = default_groups(models, cfg.reference, fams)
 
     conv = dict(section.get("convergence") or {})
+    unknown = set(conv) - {"datasets", "at", "aggregate", "pairs"}
+    if unknown:
+        raise BNCBenchError(f"unknown key(s) in report.convergence: {', '.join(sorted(map(str, unknown)))}; "
+                            "allowed: datasets, at, aggregate, pairs")
     cfg.convergence_datasets = _as_list(overrides.get("convergence_datasets", conv.get("datasets")),
                                         "convergence.datasets")
     cfg.convergence_at = int(overrides.get("at", conv.get("at", 5)))
@@ -461,7 +471,9 @@ def build_config(section: dict, name: str, models: list, *, params: dict | None 
     cfg.convergence_aggregate = str(overrides.get("aggregate", conv.get("aggregate", "median")))
     if cfg.convergence_aggregate not in ("median", "mean", "first"):
         raise BNCBenchError(f"convergence aggregate must be median, mean or first, not {cfg.convergence_aggregate!r}")
-    cfg.convergence_families = convergence_families(fams)
+    cfg.convergence_pairs = _convergence_pairs(conv.get("pairs"), models)
+    cfg.convergence_families = (explicit_convergence_families(cfg.convergence_pairs) if cfg.convergence_pairs
+                                else convergence_families(fams))
 
     fr = dict(section.get("friedman") or {})
     cfg.friedman_metrics = _check_metrics(_as_list(overrides.get("friedman_metrics", fr.get("metrics")))
@@ -665,3 +677,38 @@ def convergence_families(fams: list[Family]) -> list[ConvergenceFamily]:
         if "weighted" in f.members and others:
             out.append(ConvergenceFamily(f.name, f.members["weighted"], others))
     return out
+
+
+def _convergence_pairs(items, models: list[str]) -> list[tuple[str, str]]:
+    """The ``report.convergence.pairs`` as ``(a, b)`` tuples, each model in the results."""
+    pairs = [parse_pair(p) for p in (_as_list(items, "convergence.pairs") or [])]
+    for a, b in pairs:
+        for m in (a, b):
+            if m not in models:
+                raise BNCBenchError(f"model {m!r} of convergence pair '{a}:{b}' is not in the results; "
+                                    f"have {', '.join(models)}")
+    if len(set(pairs)) != len(pairs):
+        raise BNCBenchError("report.convergence.pairs has a pair twice")
+    return pairs
+
+
+def explicit_convergence_families(pairs: list[tuple[str, str]]) -> list[ConvergenceFamily]:
+    """One comparison per ``report.convergence.pairs`` item ``"A:B"``: ``A`` in the weighted model's role.
+
+    The deep-broad paper compares models the families do not pair (DBLⁿ starts from AnJE's
+    weights, LRⁿ from 0: different initializations, so different families).
+
+    Parameters
+    ----------
+    pairs : list of tuple of str
+        ``(a, b)``: ``a`` is the model expected to converge faster (the histograms' positive side).
+
+    Returns
+    -------
+    list of ConvergenceFamily
+        Named ``<a>_vs_<b>`` (file-name slugs), in the given order.
+    """
+    def slug(text):
+        return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "x"
+
+    return [ConvergenceFamily(f"{slug(a)}_vs_{slug(b)}", a, [b]) for a, b in pairs]

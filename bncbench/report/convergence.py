@@ -253,3 +253,93 @@ def median_trace(records: pd.DataFrame, dataset: str, model: str) -> np.ndarray:
     n = max(c.size for c in curves)
     stack = np.vstack([np.pad(c, (0, n - c.size), mode="edge") for c in curves])
     return np.median(stack, axis=0)
+
+
+# ------------------------------------------------------------------ iterations and time (deep-broad Figs. 11-14)
+PAIR_COLUMNS = ["w_model", "other_model", "dataset", "n_iter_w", "n_iter_other", "train_time_w",
+                "train_time_other", "n_folds"]
+
+
+def pair_iterations(records: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """Per pair and dataset, each model's mean iterations and training time over the folds both ran.
+
+    The deep-broad paper's Figs. 11-14 (iterations and training time of DBLⁿ against LRⁿ, one
+    point per dataset).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Records with ``n_iter`` and ``train_time`` (``load_results``); failed tasks and folds
+        without an iteration count are ignored.
+    pairs : sequence of tuple of str
+        ``(w, other)`` model labels.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`PAIR_COLUMNS`: one row per pair and dataset where both models have at
+        least one successful (round, fold) in common with an iteration count; the means are over
+        those common folds (``n_folds``). Empty (with the columns) without ``n_iter``.
+    """
+    if "n_iter" not in records or not len(pairs):
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    ok = records[(records["status"] == "ok") & records["n_iter"].notna()]
+    cols = ["dataset", "round", "fold", "n_iter", "train_time"]
+    frames = []
+    for w, o in pairs:
+        a = ok.loc[ok["model"] == w, cols]
+        b = ok.loc[ok["model"] == o, cols]
+        m = a.merge(b, on=["dataset", "round", "fold"], suffixes=("_w", "_other"))
+        if not len(m):
+            continue
+        g = (m.groupby("dataset", sort=True)
+             .agg(n_iter_w=("n_iter_w", "mean"), n_iter_other=("n_iter_other", "mean"),
+                  train_time_w=("train_time_w", "mean"), train_time_other=("train_time_other", "mean"),
+                  n_folds=("round", "size"))
+             .reset_index())
+        frames.append(g.assign(w_model=w, other_model=o))
+    if not frames:
+        return pd.DataFrame(columns=PAIR_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[PAIR_COLUMNS]
+
+
+def pair_iterations_summary(table: pd.DataFrame, subsets: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Per pair and dataset subset: on how many datasets ``w`` needs fewer / as many / more
+    iterations (and less / more time) than the other, and the geometric means of the ratios.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`pair_iterations`.
+    subsets : mapping of str to sequence of str
+        Subset name -> its datasets (e.g. ``{"Little": [...], "Big": [...]}``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``w_model, other_model, subset, n_datasets, iter_fewer, iter_equal, iter_more,
+        iter_ratio_geomean, time_less, time_more, time_ratio_geomean`` (ratios ``w / other``,
+        over the datasets where both are positive); a subset without a dataset of the pair is left
+        out.
+    """
+    rows = []
+    for (w, o), g in table.groupby(["w_model", "other_model"], sort=False):
+        for subset, dsets in subsets.items():
+            s = g[g["dataset"].isin(list(dsets))]
+            if not len(s):
+                continue
+            iw, io = s["n_iter_w"].to_numpy(float), s["n_iter_other"].to_numpy(float)
+            tw, to = s["train_time_w"].to_numpy(float), s["train_time_other"].to_numpy(float)
+            rows.append({"w_model": w, "other_model": o, "subset": subset, "n_datasets": len(s),
+                         "iter_fewer": int((iw < io).sum()), "iter_equal": int((iw == io).sum()),
+                         "iter_more": int((iw > io).sum()), "iter_ratio_geomean": _geomean_ratio(iw, io),
+                         "time_less": int((tw < to).sum()), "time_more": int((tw > to).sum()),
+                         "time_ratio_geomean": _geomean_ratio(tw, to)})
+    return pd.DataFrame(rows, columns=["w_model", "other_model", "subset", "n_datasets", "iter_fewer", "iter_equal",
+                                       "iter_more", "iter_ratio_geomean", "time_less", "time_more",
+                                       "time_ratio_geomean"])
+
+
+def _geomean_ratio(a: np.ndarray, b: np.ndarray) -> float:
+    keep = (a > 0) & (b > 0) & np.isfinite(a) & np.isfinite(b)
+    return float(np.exp(np.mean(np.log(a[keep] / b[keep])))) if keep.any() else math.nan

@@ -7,6 +7,8 @@
 * :func:`convergence_figure` — training NLL against iteration, log x axis
   (Figs. 13, 14);
 * :func:`convergence_histogram` — the §7.4 iteration gaps (Figs. 15-17);
+* :func:`pair_scatter_figure` — iterations or training time of one model against another, one
+  point per dataset (the deep-broad paper's Figs. 11-14);
 * :func:`cd_diagram` — Friedman / Nemenyi critical-difference diagram;
 * :func:`winloss_figure` — win/loss plots: wins minus losses of series of
   pairs along an x axis (Petitjean et al. 2018 Figs. 4, 5, 6b).
@@ -262,7 +264,8 @@ def scatter_figure(summary: pd.DataFrame, x_model: str, y_models: list[str],
 
 
 # --------------------------------------------------------- convergence curves
-def convergence_figure(curves: dict[str, dict[str, ArrayLike]], *, title: str | None = None) -> Figure:
+def convergence_figure(curves: dict[str, dict[str, ArrayLike]], *, title: str | None = None,
+                       styles: dict[str, tuple[str, str]] | None = None) -> Figure:
     """``curves``: ``{dataset: {model: nll array indexed by iteration}}``; one panel per dataset.
 
     The x axis is ``iteration + 1`` on a log scale, so 1 is the NLL before
@@ -274,6 +277,8 @@ def convergence_figure(curves: dict[str, dict[str, ArrayLike]], *, title: str | 
         NLL curves by dataset and model label; empty curves are skipped.
     title : str, optional
         Figure title.
+    styles : dict of str to tuple of str, optional
+        ``{model: (color, linestyle)}``; models not in it cycle through four colors and styles.
 
     Returns
     -------
@@ -291,8 +296,9 @@ def convergence_figure(curves: dict[str, dict[str, ArrayLike]], *, title: str | 
             c = np.asarray(c, dtype=float)
             if c.size == 0:
                 continue
-            ax.plot(np.arange(1, c.size + 1), c, color=["tab:blue", "tab:red", "tab:green", "tab:orange"][i % 4],
-                    linestyle=["-", "--", ":", "-."][i % 4], linewidth=1.2, label=display_label(m))
+            color, style = (styles or {}).get(m, (["tab:blue", "tab:red", "tab:green", "tab:orange"][i % 4],
+                                                  ["-", "--", ":", "-."][i % 4]))
+            ax.plot(np.arange(1, c.size + 1), c, color=color, linestyle=style, linewidth=1.2, label=display_label(m))
         ax.set_xscale("log")
         _plain_log(ax, "x")
         ax.set_title(d, fontsize=9)
@@ -304,6 +310,80 @@ def convergence_figure(curves: dict[str, dict[str, ArrayLike]], *, title: str | 
         axes[k // cols][k % cols].axis("off")
     if not datasets:
         axes[0][0].text(0.5, 0.5, "no traces", ha="center", va="center")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def pair_scatter_figure(table: pd.DataFrame, pairs: Sequence[tuple[str, str]], metric: str,
+                        subsets: dict[str, Sequence[str]], *, title: str | None = None) -> Figure:
+    """One panel per (subset, pair): each dataset's ``metric`` of the pair's first model (x) against
+    the second's (y), log axes, with the diagonal (the deep-broad paper's Figs. 11-14).
+
+    Points above the diagonal: the first model needs fewer iterations (less time).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`bncbench.report.convergence.pair_iterations`.
+    pairs : sequence of tuple of str
+        ``(w, other)``: one column of panels each.
+    metric : {"n_iter", "train_time"}
+        Iterations or training time (seconds).
+    subsets : dict of str to sequence of str
+        One row of panels per subset (name -> datasets); subsets without a point are dropped.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure; a single "no data" panel when no pair has a dataset.
+    """
+    what = {"n_iter": "iterations", "train_time": "training time (s)"}[metric]
+    panels = []
+    for subset, dsets in subsets.items():
+        row = []
+        for w, o in pairs:
+            t = table[(table["w_model"] == w) & (table["other_model"] == o) & table["dataset"].isin(list(dsets))]
+            xy = t[[f"{metric}_w", f"{metric}_other"]].to_numpy(dtype=float)
+            row.append(xy[(xy > 0).all(axis=1) & np.isfinite(xy).all(axis=1)])
+        if any(len(v) for v in row):
+            panels.append((subset, row))
+    if not panels:
+        fig, ax = plt.subplots(figsize=(3.2, 3.0))
+        ax.text(0.5, 0.5, "no dataset with both models", ha="center", va="center", transform=ax.transAxes)
+        ax.axis("off")
+        return fig
+    fig, axes = plt.subplots(len(panels), len(pairs), figsize=(3.2 * len(pairs), 3.2 * len(panels)), squeeze=False)
+    for r, (subset, row) in enumerate(panels):
+        for c, ((w, o), xy) in enumerate(zip(pairs, row)):
+            ax = axes[r][c]
+            if not len(xy):
+                ax.text(0.5, 0.5, "no dataset with both models", ha="center", va="center", fontsize=8,
+                        transform=ax.transAxes)
+            else:
+                ax.scatter(xy[:, 0], xy[:, 1], marker="o", s=18, facecolors="none", edgecolors="tab:blue",
+                           linewidths=0.9)
+                lo, hi = float(xy.min()) / 1.5, float(xy.max()) * 1.5
+                ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_xlim(lo, hi)
+                ax.set_ylim(lo, hi)
+                _plain_log(ax)
+                if hi / lo < 30:  # less than ~1.5 decades: label the 2..9 ticks too, else an axis may show no number
+                    from matplotlib.ticker import FuncFormatter, LogLocator
+
+                    for axis in (ax.xaxis, ax.yaxis):
+                        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                ax.set_aspect("equal", adjustable="box")
+            ax.set_xlabel(f"{display_label(w)} {what}", fontsize=8)
+            ax.set_ylabel(f"{display_label(o)} {what}", fontsize=8)
+            ax.set_title(f"{subset} (n={len(xy)})", fontsize=9)
+            ax.tick_params(labelsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

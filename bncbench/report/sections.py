@@ -329,10 +329,12 @@ def _convergence_section(records: pd.DataFrame, summary: pd.DataFrame, cfg: Repo
             curves = {d: {m: C.median_trace(records, d, m) for m in fam_models} for d in dsets}
             sec.items.append(("figure", f"{fam.name}: NLL vs iteration on {', '.join(dsets) or 'no dataset'}",
                               w.figure(f"figures/convergence_{fam.name}", "convergence_figure", curves,
-                                       title=f"Training NLL, {F.display_label(fam.w)} and its d/e counterparts")))
+                                       title=f"Training NLL, {F.display_label(fam.w)} and "
+                                             f"{', '.join(F.display_label(o) for o in fam.others)}")))
             sec.items.append(("figure", f"{fam.name}: iterations after {cfg.convergence_at} (§7.4 rule)",
                               w.figure(f"figures/convergence_hist_{fam.name}", "convergence_histogram", gaps,
                                        w_model=fam.w, at=cfg.convergence_at)))
+    sec.items += _pair_convergence_items(records, summary, cfg, w, by_size)
     gdf = pd.DataFrame(gap_rows, columns=["family", "w_model", "other_model", "dataset", "gap", "censored", "n_folds"])
     if len(gdf):
         agg = (gdf.groupby(["family", "w_model", "other_model"], sort=False)
@@ -343,6 +345,53 @@ def _convergence_section(records: pd.DataFrame, summary: pd.DataFrame, cfg: Repo
                  "csv": w.text("tables/convergence_gaps.csv", gdf.to_csv(index=False, float_format="%.6g"))}
         sec.items.insert(1, ("table", T.frame_markdown(agg), links))
     return sec
+
+
+def _pair_convergence_items(records: pd.DataFrame, summary: pd.DataFrame, cfg: ReportConfig, w: _Writer,
+                            by_size: pd.DataFrame) -> list:
+    """Iterations and training time of each compared pair, per dataset (the deep-broad paper's
+    Figs. 11-14), and with two or more ``report.convergence.pairs`` their NLL curves together (its Fig. 17)."""
+    from bncbench.report import convergence as C
+
+    pairs = [(fam.w, o) for fam in cfg.convergence_families for o in fam.others]
+    table = C.pair_iterations(records, pairs)
+    if not len(table):
+        return []
+    subsets = {s: subset_datasets(summary, s) for s in cfg.subsets}
+    agg = C.pair_iterations_summary(table, {s: d for s, d in subsets.items() if d})
+    links = {"md": w.text("tables/convergence_iterations.md", T.frame_markdown(agg)),
+             "csv": w.text("tables/convergence_iterations.csv", table.to_csv(index=False, float_format="%.6g"))}
+    items = [("table", "Iterations and training time, per pair and subset: datasets where the first model needs "
+              "fewer / as many / more iterations (less / more time) than the second, and geometric means of "
+              "first / second (csv: the per-dataset means over the folds both ran)\n\n" + T.frame_markdown(agg), links)]
+    if not cfg.figures:
+        return items
+    from bncbench.report import figures as F
+
+    panels = {s: d for s, d in subsets.items() if d}
+    items.append(("figure", "Iterations of each pair, one point per dataset (above the diagonal: the first model "
+                  "needs fewer)", w.figure("figures/convergence_scatter_iterations", "pair_scatter_figure", table,
+                                          pairs, "n_iter", panels, title="Iterations to converge")))
+    items.append(("figure", "Training time of each pair, one point per dataset (above the diagonal: the first model "
+                  "is faster)", w.figure("figures/convergence_scatter_time", "pair_scatter_figure", table, pairs,
+                                        "train_time", panels, title="Training time (s)")))
+    if len(cfg.convergence_pairs) >= 2:
+        models = list(dict.fromkeys(m for p in cfg.convergence_pairs for m in p))
+        ok = records[records["model"].isin(models) & (records["status"] == "ok")]
+        traced = ok[ok["trace"].map(lambda t: isinstance(t, list) and len(t) > 0)] if "trace" in ok else ok.iloc[:0]
+        every = [d for d, g in traced.groupby("dataset") if set(models) <= set(g["model"])]
+        dsets = ([d for d in cfg.convergence_datasets if d in every] if cfg.convergence_datasets
+                 else [d for d in by_size["dataset"] if d in every][:4])
+        if dsets:
+            colors = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
+            styles = {m: (colors[i % len(colors)], "-" if j == 0 else "--")
+                      for i, p in enumerate(cfg.convergence_pairs) for j, m in enumerate(p)}
+            curves = {d: {m: C.median_trace(records, d, m) for m in models} for d in dsets}
+            items.append(("figure", f"All pairs' NLL vs iteration on {', '.join(dsets)}",
+                          w.figure("figures/convergence_pairs", "convergence_figure", curves, styles=styles,
+                                   title="Training NLL, " + ", ".join(" vs ".join(F.display_label(m) for m in p)
+                                                                      for p in cfg.convergence_pairs))))
+    return items
 
 
 # ------------------------------------------------------------------ Friedman / Nemenyi and per-dataset tables
