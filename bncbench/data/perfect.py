@@ -23,6 +23,14 @@ from bncbench.errors import BNCBenchError
 
 NAME = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-(\d+))?\.(\d+)$")
 
+PAPER_NAMES = (
+    "1.5.2-3.100", "2.5.2-3.100", "3.5.2-3.100",
+    "1.5.2-3.1000", "2.5.2-3.1000", "3.5.2-3.1000",
+    "1.30.2-3.1000", "2.30.2-3.1000", "3.30.2-3.1000",
+    "1.5.5.1000", "2.5.5.1000", "3.5.5.1000",
+)
+"""The 12 synthetic datasets of the paper's Table 2, in its order (the dataset group ``feelders_synthetic``)."""
+
 
 def parse_name(name: str) -> dict:
     """The parts of a name ``[parents].[attributes].[domain].[sample size]``.
