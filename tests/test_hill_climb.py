@@ -83,3 +83,13 @@ def test_make_perfect_marries_parents_and_fits_in_lr_space():
     clf = BNClassifier(structure="hill_climb", make_perfect=True, param="lr_mapping", optimizer="bfgs_nash",
                        discretize=False, cardinalities=list(model.cards)).fit(X[:2000], y[:2000])
     assert clf.trace_[-1]["nll"] <= clf.trace_[0]["nll"]
+
+
+def test_max_attributes_gives_naive_bayes():
+    model = perfect_bnc(2, 6, (2, 3), seed=1)
+    X, y = sample_random_bnc(model, 2000, seed=2)
+    kw = dict(structure="hill_climb", discretize=False, cardinalities=list(model.cards))
+    nb = BNClassifier(**kw, max_attributes=5).fit(np.asarray(X), np.asarray(y)).learned_structure_
+    hc = BNClassifier(**kw, max_attributes=6).fit(np.asarray(X), np.asarray(y)).learned_structure_
+    assert all(p == () for p in nb.members[0].parents) and nb.info == {"naive_bayes": True}
+    assert any(p for p in hc.members[0].parents)

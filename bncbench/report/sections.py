@@ -399,7 +399,8 @@ def _thresholds_section(records: pd.DataFrame, cfg: ReportConfig, w: _Writer) ->
         "the row's smallest; last row: column means. Empty: never reached.")))
     raw = w.text("tables/threshold_costs.csv", costs.to_csv(index=False, float_format="%.10g"))
     for what in ("iterations", "flops"):
-        tab = TH.scaled_table(costs, what)
+        order = [m for m in (cfg.models or []) if m in set(costs["model"])] or None  # report.models: column order
+        tab = TH.scaled_table(costs, what, models=order)
         md = T.frame_markdown(tab.round(1).reset_index().rename(columns={"index": "dataset"}))
         links = {"md": w.text(f"tables/table2_{what}.md", md),
                  "csv": w.text(f"tables/table2_{what}.csv", tab.to_csv(float_format="%.6g")), "raw csv": raw}

@@ -22,11 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.registry import Hyperparameter, finite
+from bncbench.registry import Hyperparameter, finite, integer
 from bncbench.structures.base import LearnedStructure, TrainingData
 
 PENALTY = Hyperparameter("bic_penalty", 1.0, [finite(0.0)],
                          "hill_climb: multiplier of BIC's log(N)/2 per free parameter (0: unpenalized)", float)
+MAX_ATTRIBUTES = Hyperparameter("max_attributes", None, [integer(1), None],
+                                "hill_climb: with more attributes than this, no climb (naive Bayes), as Feelders & "
+                                "Ivanovs fit satimage", int)
 MAKE_PERFECT = Hyperparameter("make_perfect", False, ["boolean"],
                               "hill_climb: marry unconnected attribute parents afterwards (a perfect graph)", bool)
 
@@ -186,8 +189,9 @@ def _marry(parents: list) -> list:
     return added
 
 
-@STRUCTURES.register("hill_climb", label="HC", hyperparameters=[PENALTY, MAKE_PERFECT])
-def learn_hill_climb(data: TrainingData, *, bic_penalty: float = 1.0, make_perfect: bool = False) -> LearnedStructure:
+@STRUCTURES.register("hill_climb", label="HC", hyperparameters=[PENALTY, MAKE_PERFECT, MAX_ATTRIBUTES])
+def learn_hill_climb(data: TrainingData, *, bic_penalty: float = 1.0, make_perfect: bool = False,
+                     max_attributes: int | None = None) -> LearnedStructure:
     """The generative hill-climber's network (module docstring).
 
     Parameters
@@ -198,12 +202,16 @@ def learn_hill_climb(data: TrainingData, *, bic_penalty: float = 1.0, make_perfe
         Multiplier of BIC's penalty.
     make_perfect : bool, default=False
         Marry unconnected attribute parents afterwards.
+    max_attributes : int, optional
+        With more attributes than this, naive Bayes (no climb; the paper's choice for satimage's 36).
 
     Returns
     -------
     LearnedStructure
-        One network; ``info`` as :func:`hill_climb` returns it.
+        One network; ``info`` as :func:`hill_climb` returns it (``{"naive_bayes": True}`` without a climb).
     """
+    if max_attributes is not None and data.n_attributes > max_attributes:
+        return LearnedStructure.single([()] * data.n_attributes, naive_bayes=True)
     parents, info = hill_climb(data.codes, data.y, data.cards, data.n_classes, penalty=bic_penalty,
                                make_perfect=make_perfect)
     return LearnedStructure.single(parents, **info)
