@@ -15,8 +15,10 @@ def test_the_papers_synthetic_names_resolve_and_load():
     specs = resolve("feelders_synthetic")
     assert [s["name"] for s in specs] == list(PAPER_NAMES) and len(specs) == 12
     assert {s["source"] for s in specs} == {"perfect"}
+    assert [s["seed"] for s in specs] == [2] * 6 + [0] * 6  # default_seed: no class below 0.2
     ds = load(resolve("2.5.2-3.100")[0])
-    ref = load_perfect("2.5.2-3.100", seed=0)
+    ref = load_perfect("2.5.2-3.100", seed=2)
+    assert min(np.bincount(ds.y)) >= 20
     assert ds.X.shape == (100, 5) and ds.meta["parents"] == [(), (0,), (1,), (2,), (3,)]
     np.testing.assert_array_equal(ds.y, ref.y)
     assert ds.X.equals(ref.X)

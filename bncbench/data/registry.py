@@ -3,7 +3,7 @@
 A dataset entry in a config is a registry name (``adult``), an embedded name
 (``sklearn-iris``, ``synth-tree``), a Feelders & Ivanovs perfect-graph name
 (``[parents].[attributes].[domain].[sample size]``, ``2.5.2-3.1000``: source ``perfect``,
-:func:`bncbench.data.perfect.load_perfect` with seed 0), a group name (``quickstart``, ``smoke``,
+:func:`bncbench.data.perfect.load_perfect` with :func:`bncbench.data.perfect.default_seed`), a group name (``quickstart``, ``smoke``,
 ``zaidi2017``, ``feelders_synthetic``, ...), or an inline mapping such as
 ``{name: synth-x, source: synthetic, n_attributes: 20, p: 2, n_samples: 5000}``.
 """
@@ -20,7 +20,7 @@ from bncbench.data.dataset import Dataset
 from bncbench.data.locate import describe_directory, entry_dir, entry_files, sha256_file
 from bncbench.data.sources import SKLEARN_LOADERS, SYNTHETIC_PRESETS, load_sklearn, load_synthetic
 from bncbench.data.perfect import NAME as PERFECT_NAME
-from bncbench.data.perfect import PAPER_NAMES, load_perfect
+from bncbench.data.perfect import PAPER_NAMES, default_seed, load_perfect
 from bncbench.data.uci import load_file, load_uci
 from bncbench.errors import BNCBenchError
 
@@ -145,7 +145,7 @@ def resolve(
         elif name in uci:
             out[name] = {"name": name, "source": "uci"}
         elif PERFECT_NAME.match(name):
-            out[name] = {"name": name, "source": "perfect"}
+            out[name] = {"name": name, "source": "perfect", "seed": default_seed(name)}
         elif name in groups and depth < 3:
             for member in groups[name]:
                 add(member, depth + 1)
