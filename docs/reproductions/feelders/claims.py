@@ -54,10 +54,10 @@ def checks(T):
     bn = [d for d in ROWS if all(c.startswith("BN") for c in b[d])]
     out["in flops the BN space is never preferred"] = (f"BN best on {len(bn)} of {len(ROWS)}", not bn)
     s = [d for d in simple if "LR+BFGS" in b[d]]
-    out["LR + BFGS best in flops on simple structures (1.x, 2.5.2-3.x)"] = (
+    out["LR + BFGS best in flops on simple structures (1 parent, or 2 with domain 2-3)"] = (
         f"{len(s)} of {len(simple)}: " + "; ".join(f"{d} {'/'.join(b[d])}" for d in simple), len(s) > len(simple) / 2)
     c = [d for d in complex_ if "LR_Roos+CG" in b[d]]
-    out["LR_Roos + CG best in flops on complex structures (3.x, x.30.x with 2 parents, 2/3.5.5.1000)"] = (
+    out["LR_Roos + CG best in flops on complex structures (3 parents, or 2 with domain 5)"] = (
         f"{len(c)} of {len(complex_)}: " + "; ".join(f"{d} {'/'.join(b[d])}" for d in complex_),
         len(c) > len(complex_) / 2)
     u = [d for d in UCI.values() if any(x.startswith("LR+") for x in b[d])]
