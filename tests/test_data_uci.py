@@ -340,7 +340,7 @@ def test_dataset_configs_in_sync_with_registry():
 def test_registry_is_well_formed():
     reg = uci.load_registry()
     g = uci.groups()
-    assert len(reg) == 68  # 64 UCI datasets, covertype-grouped and mnist14 (variants), mnist and usps
+    assert len(reg) == 69  # 64 UCI datasets, covertype-grouped, mnist14 and satimage (variants), mnist and usps
     assert set(g) >= {"all", "big", "little", "zaidi2017", "smoke"}
     assert 4 <= len(g["smoke"]) <= 6
     assert sorted(g["big"] + g["little"]) == sorted(g["all"])

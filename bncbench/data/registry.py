@@ -1,8 +1,10 @@
 """Resolve dataset names, groups and inline specs from a config to loaders.
 
 A dataset entry in a config is a registry name (``adult``), an embedded name
-(``sklearn-iris``, ``synth-tree``), a group name (``quickstart``, ``smoke``,
-``zaidi2017``, ...), or an inline mapping such as
+(``sklearn-iris``, ``synth-tree``), a Feelders & Ivanovs perfect-graph name
+(``[parents].[attributes].[domain].[sample size]``, ``2.5.2-3.1000``: source ``perfect``,
+:func:`bncbench.data.perfect.load_perfect` with :func:`bncbench.data.perfect.default_seed`), a group name (``quickstart``, ``smoke``,
+``zaidi2017``, ``feelders_synthetic``, ...), or an inline mapping such as
 ``{name: synth-x, source: synthetic, n_attributes: 20, p: 2, n_samples: 5000}``.
 """
 
@@ -17,6 +19,8 @@ from bncbench.data.catalog import data_identity, groups, load_registry
 from bncbench.data.dataset import Dataset
 from bncbench.data.locate import describe_directory, entry_dir, entry_files, sha256_file
 from bncbench.data.sources import SKLEARN_LOADERS, SYNTHETIC_PRESETS, load_sklearn, load_synthetic
+from bncbench.data.perfect import NAME as PERFECT_NAME
+from bncbench.data.perfect import PAPER_NAMES, default_seed, load_perfect
 from bncbench.data.uci import load_file, load_uci
 from bncbench.errors import BNCBenchError
 
@@ -29,6 +33,7 @@ EMBEDDED_GROUPS = {
         *SYNTHETIC_PRESETS,
     ],
     "embedded": [*SKLEARN_LOADERS, *SYNTHETIC_PRESETS],
+    "feelders_synthetic": list(PAPER_NAMES),
 }
 
 
@@ -92,7 +97,7 @@ def resolve(
     """Expand names and groups into a de-duplicated list of dataset specs.
 
     Each spec is a dict with at least ``name`` and ``source`` (``sklearn``,
-    ``synthetic``, ``uci`` or ``file``).
+    ``synthetic``, ``perfect``, ``uci`` or ``file``).
 
     Parameters
     ----------
@@ -112,7 +117,7 @@ def resolve(
     ------
     BNCBenchError
         If ``entries`` is ``None`` or expands to nothing, an inline spec has no ``name`` or a
-        source other than ``synthetic`` and ``file``, or a name is neither a dataset nor a group.
+        source other than ``synthetic``, ``perfect`` and ``file``, or a name is neither a dataset nor a group.
     """
     if entries is None:
         raise BNCBenchError("no datasets given (set dataset=NAME or dataset.names=[...])")
@@ -128,7 +133,7 @@ def resolve(
             if "name" not in spec:
                 raise BNCBenchError(f"dataset spec {spec} has no 'name'")
             spec.setdefault("source", "synthetic" if str(spec["name"]).startswith("synth") else "file")
-            if spec["source"] not in ("synthetic", "file"):
+            if spec["source"] not in ("synthetic", "file", "perfect"):
                 raise BNCBenchError(f"dataset {spec['name']!r}: unknown source {spec['source']!r}")
             out[str(spec["name"])] = spec
             return
@@ -139,6 +144,8 @@ def resolve(
             out[name] = {"name": name, "source": "synthetic"}
         elif name in uci:
             out[name] = {"name": name, "source": "uci"}
+        elif PERFECT_NAME.match(name):
+            out[name] = {"name": name, "source": "perfect", "seed": default_seed(name)}
         elif name in groups and depth < 3:
             for member in groups[name]:
                 add(member, depth + 1)
@@ -239,7 +246,8 @@ def load(spec: dict, data_dir: str | None = None) -> Dataset:
     ----------
     spec : dict
         A resolved spec (see :func:`resolve`). ``sklearn``: loaded by :func:`load_sklearn`;
-        ``synthetic``: its other keys are options of :func:`load_synthetic`; ``uci``: loaded by
+        ``synthetic``: its other keys are options of :func:`load_synthetic`; ``perfect``: of
+        :func:`bncbench.data.perfect.load_perfect` (``seed``, ``n_classes``); ``uci``: loaded by
         :func:`bncbench.data.uci.load_uci`; ``file``: needs ``path`` and ``class_column``, its
         other keys are options of :func:`bncbench.data.uci.load_file`.
     data_dir : str, optional
@@ -270,6 +278,8 @@ def _load(spec: dict, data_dir: str | None) -> Dataset:
         if "cardinality" in opts and not isinstance(opts["cardinality"], (int, float)):
             opts["cardinality"] = tuple(opts["cardinality"])
         return load_synthetic(name, **opts)
+    if src == "perfect":
+        return load_perfect(name, **{k: v for k, v in spec.items() if k not in ("name", "source")})
     if src == "uci":
         return load_uci(name, data_dir=data_dir)
     if src == "file":

@@ -67,6 +67,11 @@ def apply_transforms(X: pd.DataFrame, y: pd.Categorical, transforms: list, sourc
         elif op == "drop_constant_attributes":
             keep = [c for c in X.columns if X[c].nunique(dropna=True) > 1]
             X = X[keep]
+        elif op == "rows":  # keep the rows [start, stop) of the file (satimage: sat.trn inside satellite.tsv)
+            start, stop = int(t.get("start", 0)), t.get("stop")
+            sel = slice(start, None if stop is None else int(stop))
+            X = X.iloc[sel].reset_index(drop=True)
+            y = y[sel]
         elif op == "one_hot_to_nominal":
             X = _one_hot_to_nominal(X, t.get("groups"), source)
         else:

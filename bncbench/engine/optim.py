@@ -445,6 +445,11 @@ def cgb(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
         f, g = f1, g1
         if done:
             break
+    data = getattr(problem.cll, "data", None)
+    if hasattr(problem.pmap, "flop_costs") and data is not None:  # Feelders & Ivanovs' flops (§4), as cg_nash's
+        from bncbench.engine.flops import add_flops
+
+        add_flops(tr.trace, int(problem.pmap.n_params), "cg", *problem.pmap.flop_costs(data))
     return x, tr.trace, it
 
 

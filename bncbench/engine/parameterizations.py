@@ -88,3 +88,12 @@ register_optimized("weighted", label="^w", hyperparameters=(LEVEL,),
 register_optimized("lr_mapping", label="^LR",
                    doc="Feelders & Ivanovs' LR mapping: one weight per complete subgraph's non-reference value "
                        "combination and free class (perfect canonical graphs)")(LRMapping)
+
+from bncbench.engine.roos import BNSpace, LRRoos  # noqa: E402  (Feelders & Ivanovs' other two spaces)
+
+register_optimized("lr_roos", label="^Roos",
+                   doc="Roos et al.'s LR mapping: one weight per family configuration and free class, class 0 "
+                       "fixed at 0 (the discriminative map with the reference class fixed)")(LRRoos)
+register_optimized("bn_space", label="^BN",
+                   doc="Feelders & Ivanovs' BN space: softmax-parameterized theta (the extended map) with §5.2's "
+                       "flop costs")(BNSpace)

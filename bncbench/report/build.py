@@ -37,6 +37,7 @@ from bncbench.report.families import model_params
 from bncbench.report.sections import (  # noqa: F401  (Section is part of this module's interface)
     Section,
     _convergence_section,
+    _thresholds_section,
     _friedman_section,
     _geomean_section,
     _overview_section,
@@ -276,6 +277,10 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
         sections.append(_scatter_section(summary, cfg, w))
     if cfg.convergence_families:
         sections.append(_convergence_section(records, summary, cfg, w, log))
+    from bncbench.report.thresholds import has_flops
+
+    if has_flops(records):  # traces that count flops: Feelders & Ivanovs' Table 2 and Fig. 3
+        sections.append(_thresholds_section(records, cfg, w))
     sections.append(_friedman_section(summary, cfg, w))
     sections.append(_per_dataset_section(records, summary, cfg, w))
     w.render(n_jobs=_n_jobs(overrides))

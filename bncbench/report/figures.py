@@ -584,3 +584,89 @@ def cd_diagram(result: FriedmanResult, *, title: str | None = None) -> Figure:
     ax.set_title(title or sub, fontsize=9)
     fig._bncbench_tight = True  # labels sit outside the axes: crop when saving
     return fig
+
+
+def xy_curves(panels: dict, *, xlabel: str, ylabel: str = "training CLL", title: str | None = None,
+              logx: bool = False, ylim: tuple | None = None) -> Figure:
+    """Curves ``{panel title: {label: (x, y)}}``, one panel each (Feelders & Ivanovs' Fig. 3).
+
+    Parameters
+    ----------
+    panels : dict
+        Per panel, per curve label, the x and y arrays.
+    xlabel, ylabel : str
+        Axis labels.
+    title : str, optional
+        Figure title.
+    logx : bool, default=False
+        Log-scaled x axis.
+    ylim : (float, float), optional
+        The y range.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    n = max(len(panels), 1)
+    fig, axes = plt.subplots(1, n, figsize=(5.0 * n, 3.6), squeeze=False)
+    colors = ["tab:blue", "tab:red", "tab:green"]
+    styles = ["-", "--", ":"]
+    for k, (name, cs) in enumerate(panels.items()):
+        ax = axes[0][k]
+        for i, (lab, (x, y)) in enumerate(cs.items()):
+            ax.plot(x, y, color=colors[i % 3], linestyle=styles[(i // 3) % 3], linewidth=1.1, label=display_label(lab))
+        if logx:
+            ax.set_xscale("log")
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def structure_graph(parents: list, names: list, *, class_name: str = "class", title: str | None = None) -> Figure:
+    """A BNC's graph: the class in the centre (a parent of every attribute), attributes on a circle, arcs.
+
+    Parameters
+    ----------
+    parents : list of tuple of int
+        Attribute parents per attribute.
+    names : list of str
+        Attribute names.
+    class_name : str, default="class"
+        The class node's label.
+    title : str, optional
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    n = len(parents)
+    ang = np.pi / 2 - 2 * np.pi * np.arange(n) / max(n, 1)
+    pos = np.column_stack([np.cos(ang), np.sin(ang)])
+    fig, ax = plt.subplots(figsize=(5.0, 5.0))
+    for i in range(n):  # class -> attribute
+        ax.annotate("", xy=pos[i] * 0.86, xytext=(0, 0),
+                    arrowprops=dict(arrowstyle="->", color="0.7", lw=0.8, shrinkA=12))
+    for c, ps in enumerate(parents):
+        for p in ps:
+            ax.annotate("", xy=pos[c], xytext=pos[p],
+                        arrowprops=dict(arrowstyle="->", color="tab:blue", lw=1.4, shrinkA=14, shrinkB=14,
+                                        connectionstyle="arc3,rad=0.15"))
+    for i in range(n):
+        ax.text(*pos[i], names[i], ha="center", va="center", fontsize=8,
+                bbox=dict(boxstyle="round", fc="white", ec="tab:blue"))
+    ax.text(0, 0, class_name, ha="center", va="center", fontsize=9, bbox=dict(boxstyle="round", fc="0.9", ec="k"))
+    ax.set_xlim(-1.3, 1.3)
+    ax.set_ylim(-1.3, 1.3)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig

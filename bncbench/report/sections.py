@@ -432,3 +432,51 @@ def _per_dataset_section(records: pd.DataFrame, summary: pd.DataFrame, cfg: Repo
                      "csv": w.text(base + ".csv", T.per_dataset_csv(frame))}
             sec.items.append(("links", f"{metric_name(metric)}, {g.name}", links))
     return sec
+
+
+# ------------------------------------------------------------------ Feelders & Ivanovs' Table 2
+def _thresholds_section(records: pd.DataFrame, cfg: ReportConfig, w: _Writer) -> Section:
+    """Iterations and flops to the 5 % CLL threshold, scaled per dataset (Feelders & Ivanovs, Table 2; Fig. 3)."""
+    from bncbench.report import thresholds as TH
+
+    sec = Section("Convergence to the threshold (Feelders & Ivanovs, Table 2)")
+    costs = TH.costs_to_threshold(records)
+    sec.items.append(("text", (
+        "Per dataset and training fold: CLL_ML the CLL every model starts from, CLL_max the largest CLL any model "
+        f"reached, threshold t = CLL_max - {TH.BOUND:g} (CLL_max - CLL_ML); the iterations and the flops (§4-5 "
+        "formulas, `flops_total` of the trace) of the first record with CLL >= t, median over the folds, divided by "
+        "the row's smallest; last row: column means. Empty: never reached.")))
+    raw = w.text("tables/threshold_costs.csv", costs.to_csv(index=False, float_format="%.10g"))
+    for what in ("iterations", "flops"):
+        order = [m for m in (cfg.models or []) if m in set(costs["model"])] or None  # report.models: column order
+        tab = TH.scaled_table(costs, what, models=order)
+        md = T.frame_markdown(tab.round(1).reset_index().rename(columns={"index": "dataset"}))
+        links = {"md": w.text(f"tables/table2_{what}.md", md),
+                 "csv": w.text(f"tables/table2_{what}.csv", tab.to_csv(float_format="%.6g")), "raw csv": raw}
+        sec.items.append(("table", md, links))
+    spread = (costs["cll_start"] - costs["cll_ml"]).abs().max() if len(costs) else 0.0
+    sec.items.append(("text", f"Largest difference between a model's starting CLL and the row's CLL_ML: {spread:.3g}."))
+    if cfg.figures:
+        dsets = [d for d in (cfg.convergence_datasets or list(dict.fromkeys(costs["dataset"]))[:1])
+                 if d in set(costs["dataset"])]
+        for d in dsets:
+            panels = {f"{d}: CLL vs iterations": TH.curves(records, d, "iter"),
+                      f"{d}: CLL vs flops": TH.curves(records, d, "flops_total")}
+            row = costs[(costs["dataset"] == d) & (costs["round"] == 0) & (costs["fold"] == 0)]
+            ylim = None
+            if len(row):
+                lo, hi = float(row["cll_ml"].iloc[0]), float(row["cll_max"].iloc[0])
+                ylim = (lo - 0.02 * (hi - lo), hi + 0.02 * (hi - lo))
+            sec.items.append(("figure", f"{d}: training CLL of every model (round 0, fold 0; Fig. 3)",
+                              w.figure(f"figures/threshold_curves_{_slug(d)}", "xy_curves", panels,
+                                       xlabel="iterations / flops", ylim=ylim,
+                                       title=f"Convergence on {d} (training fold 0)")))
+            zoom = {k: {m: (x, y) for m, (x, y) in v.items()} for k, v in panels.items()}
+            if len(row):
+                t, hi = float(row["threshold"].iloc[0]), float(row["cll_max"].iloc[0])
+                sec.items.append(("figure", f"{d}: the same near the threshold (t = {t:.3f})",
+                                  w.figure(f"figures/threshold_zoom_{_slug(d)}", "xy_curves", zoom,
+                                           xlabel="iterations / flops", logx=True,
+                                           ylim=(t - 3 * (hi - t), hi + 0.5 * (hi - t)),
+                                           title=f"Convergence on {d} near the 5 % threshold")))
+    return sec
