@@ -254,7 +254,7 @@ def evaluate_task(task: Task) -> TaskRecord:
         rec.n_parameters, rec.n_train, rec.n_test = int(clf.n_parameters_), int(train.size), int(test.size)
         rec.n_instances, rec.n_attributes, rec.n_classes = ds.n_instances, ds.n_attributes, ds.n_classes
         rec.big = bool(ds.is_big)
-        for attr in ("n_iter", "n_fev", "train_cll", "trace"):
+        for attr in ("n_iter", "n_fev", "train_cll", "trace", "tuning"):
             if hasattr(clf, attr + "_"):
                 setattr(rec, attr, getattr(clf, attr + "_"))
         rec.arrays = {"test_index": test.astype(np.int32), "y_true": y_true.astype(np.int16),
