@@ -211,6 +211,7 @@ def prepare(cfg: DictConfig) -> Plan:
         a dataset is unknown or unavailable, a model option, key or label is bad, a model's
         components reject their hyperparameters, or the executor or its options are invalid.
     """
+    from bncbench import missing_protocol
     from bncbench.data import registry
     from bncbench.executors import make_executor
     from bncbench.models import expand_models
@@ -223,7 +224,9 @@ def prepare(cfg: DictConfig) -> Plan:
         rounds, folds = int(cfg.cv.rounds), int(cfg.cv.folds)
         mode = cfg.cv.get("mode", "cv")
         mode = str(getattr(mode, "value", mode))
-        extra = sorted(set(cfg.cv) - {"mode", "rounds", "folds"})
+        extra = sorted(set(cfg.cv) - {"mode", "rounds", "folds", "missing_features"})
+        missing_features = cfg.cv.get("missing_features")
+        missing_features = None if missing_features is None else OmegaConf.to_container(missing_features)
         seed = int(cfg.seed)
         every = cfg.get("checkpoint_every")
         every = None if every is None else float(every)
@@ -245,6 +248,7 @@ def prepare(cfg: DictConfig) -> Plan:
     if mode == "cv" and folds < 2:
         raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
     protocol = Protocol(seed, 1, 1, mode) if mode == "holdout" else Protocol(seed, rounds, folds, mode)
+    protocol.missing_features = missing_protocol.settings(missing_features)  # bncbench/missing_protocol.py
     datasets = registry.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))

@@ -36,7 +36,7 @@ PARAMETERIZATIONS = Registry("param", builtins=("bncbench.parameterizations",), 
 INITS = Registry("init", builtins=("bncbench.engine.inits",), doc="initializations of optimized parameters")
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"), doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
-BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm"), doc="baseline classifiers")
+BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm", "bncbench.baselines_svm"), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
 
 MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)

@@ -15,8 +15,11 @@ from __future__ import annotations
 import enum
 import zlib
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
+
+from bncbench.missing_protocol import MissingFeaturesConfig
 
 
 class ProtocolMode(enum.Enum):
@@ -47,11 +50,15 @@ class CVConfig:
         Rounds of cross-validation.
     folds : int, default=2
         Folds per round.
+    missing_features : MissingFeaturesConfig, optional
+        Also evaluate every fitted model with features removed at test time
+        (:mod:`bncbench.missing_protocol`); unset: not.
     """
 
     mode: ProtocolMode = ProtocolMode.cv
     rounds: int = 5
     folds: int = 2
+    missing_features: Optional[MissingFeaturesConfig] = None
 
 
 def split_seed(seed: int, dataset: str, round_: int) -> np.random.SeedSequence:

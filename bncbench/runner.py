@@ -72,6 +72,7 @@ class Protocol:
     rounds: int = 5
     folds: int = 2
     mode: str = "cv"
+    missing_features: dict | None = None  # cv.missing_features: bncbench.missing_protocol.settings
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -144,6 +145,8 @@ class Task:
     def _key(self, dataset_id: str) -> str:
         p = self.protocol
         split = {"seed": p.seed, "folds": p.folds} if p.mode == "cv" else {"protocol": p.mode}
+        if p.missing_features:  # only when set: the keys of records without it stay
+            split["missing_features"] = p.missing_features
         return task_key({
             "dataset": self.dataset,
             "dataset_id": dataset_id,
@@ -257,6 +260,11 @@ def evaluate_task(task: Task) -> TaskRecord:
         for attr in ("n_iter", "n_fev", "train_cll", "trace", "tuning"):
             if hasattr(clf, attr + "_"):
                 setattr(rec, attr, getattr(clf, attr + "_"))
+        if p.missing_features:  # features removed at test time (bncbench/missing_protocol.py), untimed
+            from bncbench import missing_protocol
+
+            rec.missing_features = missing_protocol.evaluate(clf, codes[train], codes[test], y_true,
+                                                             p.missing_features, (p.seed, task.round, task.fold))
         rec.arrays = {"test_index": test.astype(np.int32), "y_true": y_true.astype(np.int16),
                       "y_pred": y_pred.astype(np.int16), "proba": proba}
     except Exception as exc:  # recorded, the sweep goes on
