@@ -46,6 +46,8 @@ def part1(rows: int | None) -> None:
     print("| model | fit s | iterations to the early stop | test CR | size |")
     print("|---|---|---|---|---|")
     times = {}
+    BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
+        Xtr[:200], y[tr][:200])  # compile the engine's kernels outside the timings
     for st in ("nb", "tan"):
         t = time.perf_counter()
         clf = BNClassifier(structure=st, discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
@@ -76,6 +78,9 @@ def part2(names: list[str]) -> None:
         tr, te = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
         disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
         Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
+        if name == names[0]:  # compile the engine's kernels outside the timings
+            BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
+                Xtr, y[tr])
         t = time.perf_counter()
         cvx = CVXMMBaseline(cardinalities=cards).fit(Xtr, y[tr])
         tc = time.perf_counter() - t

@@ -80,6 +80,14 @@ def tuning(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def md(df: pd.DataFrame, fmt: str = "{:.2f}") -> str:
+    """A Markdown table (without the optional tabulate package)."""
+    cell = lambda v: fmt.format(v) if isinstance(v, float) and np.isfinite(v) else ("" if isinstance(v, float) else str(v))
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("roots", nargs="+")
@@ -99,18 +107,18 @@ def main(argv: list[str] | None = None) -> None:
     tun.to_csv(out / "tuning.csv", index=False)
     cur = curves(df)
     cur.to_csv(out / "missing_features.csv", index=False, float_format="%.4f")
-    print(w.to_markdown(index=False, floatfmt=".2f"))
+    print(md(w))
     print()
-    print(sizes.to_markdown(index=False, floatfmt=".0f"))
+    print(md(sizes, "{:.0f}"))
     print()
     if not tun.empty:
-        print(tun.to_markdown(index=False))
+        print(md(tun, "{:.4g}"))
         print()
     if not cur.empty:
         c = cur.assign(cell=cur["mean"].map(lambda v: f"{100 * v:.1f}") + " ± " + cur["std"].map(
             lambda v: f"{100 * v:.1f}"))
         print(c.pivot_table(index=["dataset", "model", "method"], columns="k", values="cell", aggfunc="first")
-              .reset_index().to_markdown(index=False))
+              .reset_index().pipe(md))
 
 
 if __name__ == "__main__":
