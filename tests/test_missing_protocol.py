@@ -117,3 +117,17 @@ def test_missing_is_a_model_key():
     assert "missing" not in model_spec(parts, {"missing": "ignore"}).params  # the default: keys unchanged
     with pytest.raises(BNCBenchError, match="missing"):
         model_spec(parts, {"missing": "impute"})
+
+
+def test_the_experiments_compose_with_the_option_and_the_model_key(tmp_path):
+    from bncbench.app import plan as plan_of
+
+    plan = plan_of(["+experiment=pernkopf_uci", "dataset.names=[synth-nb]", f"results_dir={tmp_path}"])
+    assert plan.protocol.missing_features == {"ks": [0, 2, 4, 8, 12], "repeats": 5, "seed": 0, "impute": True,
+                                              "neighbours": 5, "max_rows": 500}
+    assert len(plan.models) == 13
+    assert sum(m.params.get("missing") == "marginalize" for m in plan.models) == 12
+    mm = [m for m in plan.models if m.params.get("objective") == "margin"]
+    assert len(mm) == 4 and all("grid" in m.params["optimizer_options"] for m in mm)
+    with pytest.raises(BNCBenchError, match="repeats"):
+        plan_of(["+experiment=pernkopf_uci", "dataset.names=[synth-nb]", "cv.missing_features.repeats=0"])
