@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from bncbench.components import BASELINES
 from bncbench.errors import BNCBenchError
-from bncbench.registry import Hyperparameter, integer
+from bncbench.registry import Hyperparameter, integer, options
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -33,7 +33,7 @@ GRID_KEYS = ("C", "gamma")
 
 @BASELINES.register("svm_rbf", label="SVM", hyperparameters=[
     Hyperparameter("C", 1.0, [Interval(Real, 0, None, closed="neither")], "SVC's C (slack penalty)", float),
-    Hyperparameter("gamma", "scale", [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+    Hyperparameter("gamma", "scale", [options(("scale", "auto")), Interval(Real, 0, None, closed="neither")],
                    "RBF width: SVC's gamma ('scale': 1 / (attributes x variance))"),
     Hyperparameter("grid", None, [dict, None], "cross tuning: {C: [...], gamma: [...]} chosen on a held-out part"),
     Hyperparameter("validation_fraction", 0.2, [Interval(Real, 0, 1, closed="neither")],
