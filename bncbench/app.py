@@ -142,7 +142,7 @@ def _hydra():
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from bncbench.components import store_schemas
+    from bncbench.run_config import store_schemas
 
     store_schemas()
     GlobalHydra.instance().clear()
@@ -698,7 +698,7 @@ def run_cli(args: list[str]) -> int:
     """
     import hydra
 
-    from bncbench.components import store_schemas
+    from bncbench.run_config import store_schemas
 
     if not conf_dir().is_dir():
         raise BNCBenchError(f"config directory not found: {conf_dir()} (set BNCBENCH_CONF_DIR)")

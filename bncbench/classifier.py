@@ -151,6 +151,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     trace_, n_iter_, n_fev_, train_cll_ :
         Optimized parameterizations: per-iteration ``{"iter", "nll", "n_fev", "time"}``,
         iterations, full-data evaluations and the training CLL.
+    tuning_ : dict or None
+        Optimized parameterizations with the optimizer option ``grid``: the chosen hyperparameter
+        values and every candidate's held-out error (:mod:`bncbench.engine.tuning`); else None.
     """
 
     _parameter_constraints = _RegistryConstraints()
@@ -366,6 +369,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     n_iter_ = property(lambda self: _optimized(self).n_iter)
     n_fev_ = property(lambda self: _optimized(self).n_fev)
     train_cll_ = property(lambda self: _optimized(self).train_cll)
+    tuning_ = property(lambda self: _optimized(self).tuning)  # optimizer option "grid": bncbench/engine/tuning.py
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -39,7 +39,7 @@ INITS = Registry("init", builtins=("bncbench.engine.inits", "bncbench.engine.ebn
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"),
                       doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
-BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm"), doc="baseline classifiers")
+BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm", "bncbench.baselines_svm"), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
 
 MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)
@@ -52,7 +52,6 @@ PLUGIN_ENV = settings.PLUGINS
 ENTRY_POINT_GROUP = "bncbench.plugins"
 
 _plugins_loaded = False
-_stored: dict = {}
 
 
 def load_plugins() -> None:
@@ -78,32 +77,6 @@ def load_all() -> None:
     """Import every built-in component and every plug-in."""
     for reg in ALL:
         reg.names()
-
-
-def store_schemas() -> None:
-    """Register the typed config of every component as ``schema/<group>/<name>`` in Hydra's ConfigStore.
-
-    The options of ``conf/<group>/`` extend them (``defaults: [/schema/<group>/<name>@_here_]``),
-    so a config value of the wrong type or an unknown key fails when the config is composed.
-    The root of the run config is typed the same way (``schema/run``,
-    :class:`bncbench.run_config.RunConfig`, with the protocol's ``cv`` node).
-    """
-    import inspect
-
-    from hydra.core.config_store import ConfigStore
-
-    from bncbench.run_config import RunConfig
-
-    cs = ConfigStore.instance()
-    replace = {"replace": True} if "replace" in inspect.signature(cs.store).parameters else {}
-    if _stored.get(("schema", "run")) is not RunConfig:
-        cs.store(group="schema", name="run", node=RunConfig, **replace)
-        _stored["schema", "run"] = RunConfig
-    for reg in ALL:
-        for comp in reg:
-            if _stored.get((reg.kind, comp.name)) is not comp:
-                cs.store(group=f"schema/{reg.kind}", name=comp.name, node=reg.schema(comp.name), **replace)
-                _stored[reg.kind, comp.name] = comp
 
 
 def describe(builtins_only: bool = False) -> str:

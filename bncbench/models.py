@@ -27,6 +27,9 @@ GROUPS = tuple(reg.kind for reg in MODEL_KINDS)
 """The model config groups, in label order."""
 SPEC_KEYS = ("label", "model")
 """Keys of a ``models:`` item that are neither a group nor a hyperparameter."""
+CLASSIFIER_KEYS = ("missing",)
+"""Keywords of :class:`bncbench.BNClassifier` (not of a component) a ``models:`` item may set; left out of
+the parameters while they have their default (``missing: marginalize``: unknown test values summed out)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,16 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
             if value is None or (h.omit_default and value == h.default):
                 continue
             params[h.name] = value
+    for key in CLASSIFIER_KEYS:
+        if key in extra:
+            from bncbench.classifier import GENERAL  # the keyword's one declaration
+
+            default, constraints = GENERAL[key]
+            value = _normalized(extra.pop(key), default)
+            if not any(getattr(c, "is_satisfied_by", lambda v: False)(value) for c in constraints):
+                raise BNCBenchError(f"bad {key}={value!r}: {constraints[0]}")
+            if value != default:
+                params[key] = value
     unknown = sorted(set(extra) - set(SPEC_KEYS))
     if unknown:
         raise BNCBenchError(f"unknown model key(s) {', '.join(unknown)} for {params['structure']}/{params['param']}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import typing
+from typing import Optional
 import zlib
 from dataclasses import dataclass
 
@@ -98,6 +99,9 @@ class Protocol:
         Folds per round (1 for holdout).
     mode : {"cv", "holdout"}, default="cv"
         The protocol mode (:data:`MODES`).
+    missing_features : dict, optional
+        Also evaluate every fitted model with features removed at test time: the validated
+        settings of ``cv.missing_features`` (:func:`bncbench.missing_protocol.settings`); None: not.
 
     Raises
     ------
@@ -110,6 +114,7 @@ class Protocol:
     rounds: int = 5
     folds: int = 2
     mode: str = ProtocolMode.cv.value
+    missing_features: Optional[dict] = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -118,13 +123,16 @@ class Protocol:
             raise BNCBenchError("the holdout protocol is one round of one fold (Protocol(seed, 1, 1, 'holdout'))")
 
     @classmethod
-    def of(cls, seed: int = 0, rounds: int = 5, folds: int = 2, mode: str = "cv") -> "Protocol":
+    def of(cls, seed: int = 0, rounds: int = 5, folds: int = 2, mode: str = "cv",
+           missing_features=None) -> "Protocol":
         """The checked protocol of these values; ``rounds`` and ``folds`` are ignored for holdout.
 
         Parameters
         ----------
         seed, rounds, folds, mode
             As the class's fields (the defaults are the class's own).
+        missing_features : mapping, optional
+            A ``cv.missing_features`` node (checked by :func:`bncbench.missing_protocol.settings`).
 
         Returns
         -------
@@ -136,17 +144,20 @@ class Protocol:
         BNCBenchError
             One line: ``seed`` below 0, an unknown mode, fewer than 1 round or 2 folds of CV.
         """
+        from bncbench import missing_protocol
+
         mode = str(getattr(mode, "value", mode))
         seed, rounds, folds = int(seed), int(rounds), int(folds)
+        missing = missing_protocol.settings(missing_features)
         if seed < 0:
             raise BNCBenchError(f"seed must be >= 0, got {seed}")
         if mode == ProtocolMode.holdout.value:
-            return cls(seed, 1, 1, mode)
+            return cls(seed, 1, 1, mode, missing)
         if mode == ProtocolMode.cv.value and rounds < 1:
             raise BNCBenchError(f"cv.rounds must be >= 1, got {rounds}")
         if mode == ProtocolMode.cv.value and folds < 2:
             raise BNCBenchError(f"cv.folds must be >= 2, got {folds}")
-        return cls(seed, rounds, folds, mode)
+        return cls(seed, rounds, folds, mode, missing)
 
     @classmethod
     def from_config(cls, cfg) -> "Protocol":
@@ -174,11 +185,22 @@ class Protocol:
             cv_keys = ["cv." + k for k in keys]
             raise BNCBenchError(f"unknown key(s) cv.{', cv.'.join(extra)}{did_you_mean('cv.' + extra[0], cv_keys)}; "
                                 f"the protocol's keys: {', '.join(cv_keys)}")
-        return cls.of(cfg.get("seed", cls.seed), **{k: cv[k] for k in keys if cv.get(k) is not None})
+        values = {k: cv[k] for k in keys if cv.get(k) is not None}
+        if "missing_features" in values and hasattr(values["missing_features"], "keys"):
+            values["missing_features"] = {k: _plain(v) for k, v in values["missing_features"].items()}
+        return cls.of(cfg.get("seed", cls.seed), **values)
+
+
+def _plain(value):
+    """A config value as plain Python (an OmegaConf list becomes a list)."""
+    return list(value) if hasattr(value, "__len__") and not isinstance(value, (str, bytes, dict)) else value
 
 
 def _cv_config() -> type:
-    """The typed ``cv`` node (``mode``, ``rounds``, ``folds``), its fields and defaults :class:`Protocol`'s."""
+    """The typed ``cv`` node (``mode``, ``rounds``, ``folds``, ``missing_features``), its fields and defaults
+    :class:`Protocol`'s."""
+    from bncbench.missing_protocol import MissingFeaturesConfig
+
     hints = typing.get_type_hints(Protocol)
     fields = []
     for name in ("mode", "rounds", "folds"):
@@ -187,6 +209,8 @@ def _cv_config() -> type:
         if name == "mode":  # typed as the enum: another mode fails when Hydra composes the config
             typ, default = ProtocolMode, ProtocolMode(default)
         fields.append((name, typ, dataclasses.field(default=default)))
+    # the typed node of the validated settings Protocol.missing_features holds (bncbench/missing_protocol.py)
+    fields.append(("missing_features", Optional[MissingFeaturesConfig], dataclasses.field(default=None)))
     cls = dataclasses.make_dataclass("CVConfig", fields)
     cls.__module__ = __name__
     cls.__doc__ = """The typed ``cv`` node of the run config (a field of :class:`bncbench.run_config.RunConfig`).

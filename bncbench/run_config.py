@@ -140,3 +140,32 @@ def check_known_keys(cfg) -> None:
                 raise BNCBenchError(f"executor {executor.get('name')!r} has no option {key!r} (executor.{key})"
                                     f"{did_you_mean(f'executor.{key}', [f'executor.{k}' for k in declared])}; its "
                                     f"options: {', '.join(declared) or 'none'}")
+
+
+_stored: dict = {}
+
+
+def store_schemas() -> None:
+    """Register the typed config of every component as ``schema/<group>/<name>`` in Hydra's ConfigStore.
+
+    The options of ``conf/<group>/`` extend them (``defaults: [/schema/<group>/<name>@_here_]``),
+    so a config value of the wrong type or an unknown key fails when the config is composed.
+    The root of the run config is typed the same way (``schema/run``,
+    :class:`bncbench.run_config.RunConfig`, with the protocol's ``cv`` node).
+    """
+    import inspect
+
+    from hydra.core.config_store import ConfigStore
+
+    from bncbench.components import ALL
+
+    cs = ConfigStore.instance()
+    replace = {"replace": True} if "replace" in inspect.signature(cs.store).parameters else {}
+    if _stored.get(("schema", "run")) is not RunConfig:
+        cs.store(group="schema", name="run", node=RunConfig, **replace)
+        _stored["schema", "run"] = RunConfig
+    for reg in ALL:
+        for comp in reg:
+            if _stored.get((reg.kind, comp.name)) is not comp:
+                cs.store(group=f"schema/{reg.kind}", name=comp.name, node=reg.schema(comp.name), **replace)
+                _stored[reg.kind, comp.name] = comp

@@ -106,6 +106,8 @@ class Task:
     def _key(self, dataset_id: str) -> str:
         p = self.protocol
         split = {"seed": p.seed, "folds": p.folds} if p.mode == "cv" else {"protocol": p.mode}
+        if p.missing_features:  # only when set: the keys of records without it stay
+            split["missing_features"] = p.missing_features
         return task_key({
             "dataset": self.dataset,
             "dataset_id": dataset_id,
@@ -216,9 +218,14 @@ def evaluate_task(task: Task) -> TaskRecord:
         rec.n_parameters, rec.n_train, rec.n_test = int(clf.n_parameters_), int(train.size), int(test.size)
         rec.n_instances, rec.n_attributes, rec.n_classes = ds.n_instances, ds.n_attributes, ds.n_classes
         rec.big = bool(ds.is_big)
-        for attr in ("n_iter", "n_fev", "train_cll", "trace"):
+        for attr in ("n_iter", "n_fev", "train_cll", "trace", "tuning"):
             if hasattr(clf, attr + "_"):
                 setattr(rec, attr, getattr(clf, attr + "_"))
+        if p.missing_features:  # features removed at test time (bncbench/missing_protocol.py), untimed
+            from bncbench import missing_protocol
+
+            rec.missing_features = missing_protocol.evaluate(clf, codes[train], codes[test], y_true,
+                                                             p.missing_features, (p.seed, task.round, task.fold))
         rec.arrays = {"test_index": test.astype(np.int32), "y_true": y_true.astype(np.int16),
                       "y_pred": y_pred.astype(np.int16), "proba": proba}
     except Exception as exc:  # recorded, the sweep goes on

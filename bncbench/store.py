@@ -150,6 +150,12 @@ class TaskRecord:
         Training conditional log-likelihood, for models that report it.
     trace : list, optional
         Per-iteration records of the optimizer, for models that report them.
+    tuning : dict, optional
+        Hyperparameters chosen on the held-out part (optimizer option ``grid``): the chosen values
+        and every candidate's held-out error (:mod:`bncbench.engine.tuning`).
+    missing_features : dict, optional
+        Classification rates with features removed at test time (``cv.missing_features``;
+        :func:`bncbench.missing_protocol.evaluate`).
     resumed : list of int, optional
         The iterations at which the fit went on from a checkpoint of an earlier, killed run of
         the task (:mod:`bncbench.engine.checkpoint`); its ``train_time`` includes the optimizer's
@@ -194,6 +200,8 @@ class TaskRecord:
     n_fev: Optional[int] = None
     train_cll: Optional[float] = None
     trace: Optional[list] = None
+    tuning: Optional[dict] = None
+    missing_features: Optional[dict] = None
     resumed: Optional[list] = None
     error: Optional[str] = None
     traceback: Optional[str] = None

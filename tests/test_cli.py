@@ -88,7 +88,7 @@ def test_multirun_sweeps_through_the_joblib_launcher(tmp_path):
 def test_hydra_glob_and_range_sweeps(tmp_path):
     """Hydra's own sweep syntax: a glob over a group's options, a range over a hyperparameter."""
     base = ["dataset.names=[synth-nb]", "cv.rounds=1", "progress=false", f"results_dir={tmp_path / 'r'}", "name=s"]
-    res = run_cli(["run", "-m", "dry_run=true", "structure=glob(kdb*,exclude=kdb)", *base], cwd=tmp_path)
+    res = run_cli(["run", "-m", "dry_run=true", "structure=glob(kdb?)", *base], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     heads = [w for ln in res.stdout.splitlines() if ln.startswith("# ") for w in ln.split() if "structure=" in w]
     assert heads == [f"structure=kdb{k}" for k in range(1, 6)]

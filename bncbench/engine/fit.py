@@ -13,10 +13,12 @@ The engine lives in :mod:`bncbench.engine` (see ``docs/engine.md``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from bncbench.components import INITS, OBJECTIVES, PARAMETERIZATIONS
-from bncbench.engine import Data, Layout, Problem, make_map, optimize, validation
+from bncbench.engine import Data, Layout, Problem, make_map, optimize, tuning, validation
 from bncbench.engine.composite import CompositeLayout
 from bncbench.engine.inits import make_init
 from bncbench.engine.optim import ENGINE_KEYS
@@ -55,6 +57,7 @@ class CCBNModel:
         self.columns = None if columns is None else np.asarray(columns, dtype=np.int64)
         self.n_classes = int(layout.n_classes)
         self.n_parameters = int(pmap.n_params)
+        self.tuning = None  # with optimizer option "grid": the chosen values and every candidate's (engine/tuning.py)
 
     def _codes(self, codes):
         return codes if self.columns is None else codes[:, self.columns]
@@ -222,6 +225,8 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
         ``validation_fraction`` (and ``patience``, ``validation_seed``), the fit holds out that
         stratified fraction of the training rows and returns the iterate of lowest held-out error
         (:mod:`bncbench.engine.validation`): the parameters are then those of a fit on the rest.
+        With ``grid`` (``{hyperparameter: [values]}``) too, one such fit per point of the grid on
+        the same split, the one of lowest held-out error kept (:mod:`bncbench.engine.tuning`).
     reg, lam, reg_scale
         Regularization, its strength, and whether ``lam`` is per summed or per mean NLL
         (:func:`effective_lam`).
@@ -239,6 +244,11 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
         If a name is not registered or a hyperparameter is declared by none of the components.
     """
     opts = dict(optimizer_options or {})
+    if opts.get(tuning.KEY) is not None:  # a grid of hyperparameters chosen on the held-out part
+        fit = functools.partial(fit_ccbn, scorer, codes, y_codes, param=param, init=init, optimizer=optimizer,
+                                objective=objective)
+        return tuning.fit_grid(fit, param=param, init=init, objective=objective, optimizer_options=opts,
+                               hyperparameters={"reg": reg, "lam": lam, "reg_scale": reg_scale, **hyperparameters})
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
     layout, gen, cols = factor_layout(scorer, codes, param)
     sub = codes if cols is None else codes[:, cols]

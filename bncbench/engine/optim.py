@@ -32,6 +32,10 @@ Options (``optimizer_options``), all optional:
               every optimizer's :class:`Tracer` scores each iterate there,
               the fit stops ``patience`` (default 10) iterations after the
               best and returns it (:mod:`bncbench.engine.validation`).
+``grid``      ``{hyperparameter: [values]}`` of the chosen parameterization,
+              initialization or objective: one early-stopped fit per point on
+              the same held-out split, the lowest held-out error kept
+              (:mod:`bncbench.engine.tuning`; needs ``validation_fraction``).
 
 ``blas_threads`` BLAS threads while optimizing (default 1; ``None`` leaves the
               process setting). The optimizers' own linear algebra works on
@@ -545,6 +549,9 @@ _COMMON = (
     _option("patience", int, [integer(1)], "early stopping: iterations after the best one before stopping "
             "(default 10)"),
     _option("validation_seed", int, [integer(0)], "early stopping: seed of the held-out split (default 0)"),
+    _option("grid", Any, [dict], "hyperparameters of the chosen components chosen on the held-out part: "
+            "{name: [values]}, one early-stopped fit per point, the lowest held-out error kept (needs "
+            "validation_fraction; bncbench/engine/tuning.py)"),
 )
 OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
     *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),
@@ -745,7 +752,8 @@ def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.n
     return _nash_run(nash.vmmin, problem, x0, s, cc, cg_)
 
 
-_ENGINE_OPTIONS = tuple(h for h in _COMMON if h.name in (*ENGINE_KEYS, *VALIDATION_KEYS, "blas_threads", "maxiter"))
+_ENGINE_OPTIONS = tuple(h for h in _COMMON if h.name in (*ENGINE_KEYS, *VALIDATION_KEYS, "blas_threads", "maxiter",
+                                                         "grid"))
 _NASH = (
     _option("reltol", float, [finite(0.0)], "R's reltol (default sqrt(eps))"),
     _option("abstol", float, [Interval(Real, None, None, closed="neither")], "R's abstol (default -inf)"),

@@ -42,7 +42,7 @@ def experiment_models(name: str) -> list:
     from bncbench.paths import conf_dir
 
     try:  # the typed config schemas of the plug-in architecture
-        from bncbench.components import store_schemas
+        from bncbench.run_config import store_schemas
     except ImportError:  # the code before it (cb5d75e)
         store_schemas = None
     if store_schemas is not None:
