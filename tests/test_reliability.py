@@ -1,6 +1,7 @@
 """A store that heals itself and refuses what it cannot trust (issue #36): unreadable records named and
 redone, one line for every system error, one run at a time per store, suspicious data warned about."""
 
+import contextlib
 import json
 import os
 import signal
@@ -455,3 +456,77 @@ def test_an_unreachable_dask_scheduler_stops_the_run_before_anything_is_written(
                    f"results_dir={tmp_path / 'r'}"], cwd=tmp_path, timeout=60)
     assert res.returncode == 2 and "no scheduler answers at tcp://127.0.0.1:1" in _one_error_line(res)
     assert not (tmp_path / "r").exists()
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from bncbench.executors.local import JoblibExecutor
+
+def busy(i):
+    t = time.time()
+    while time.time() - t < 90:
+        pass
+    return os.getpid()
+
+if __name__ == "__main__":
+    for r in JoblibExecutor(n_jobs=2).map_unordered(busy, range(4)):
+        print(r, flush=True)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d))
+    return out
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline") as f:
+            return f.read().replace("\0", " ")
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find the worker processes (Linux)")
+def test_killing_only_the_main_process_ends_its_joblib_workers(tmp_path):
+    """issue #36: kill -9 of the run's process alone; its loky workers must not go on computing."""
+    script = tmp_path / "orphan.py"
+    script.write_text(_ORPHAN_SCRIPT)
+    main = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
+    workers: list[int] = []
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline and len(workers) < 2:
+            workers = [p for p in _children(main.pid) if "popen_loky" in _cmdline(p)]
+            time.sleep(0.5)
+        assert len(workers) == 2, "the loky workers did not start"
+        time.sleep(3)  # the workers are inside their 90-second tasks
+        os.kill(main.pid, signal.SIGKILL)
+        main.wait()
+        deadline = time.time() + 15
+        while time.time() < deadline and any(_running(p) for p in workers):
+            time.sleep(0.5)
+        alive = [p for p in workers if _running(p)]
+        assert not alive, f"workers {alive} still computing 15 s after their run was killed"
+    finally:
+        for p in [main.pid, *workers]:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)

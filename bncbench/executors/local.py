@@ -76,7 +76,35 @@ class JoblibExecutor:
         """
         if self.n_jobs == 1:
             return (fn(t) for t in items)
+        import os
+
         from joblib import Parallel, delayed
 
         return Parallel(n_jobs=self.n_jobs, return_as="generator_unordered", batch_size=1)(
-            delayed(in_worker)(fn, t) for t in items)
+            delayed(_orphan_safe)(fn, t, os.getpid()) for t in items)
+
+
+_WATCHING: set = set()
+"""The parent pids this worker process watches (one watchdog thread per parent)."""
+
+
+def _orphan_safe(fn, item, parent: int):
+    """:func:`~bncbench.executors.base.in_worker` in a loky worker that exits once ``parent`` (the run) is gone.
+
+    A run killed alone (``kill -9`` of its main process) would otherwise leave its workers
+    computing their tasks for minutes, results nobody stores. A daemon thread per worker checks
+    every second whether the worker was re-parented and ends the process if so.
+    """
+    if parent not in _WATCHING:
+        import os
+        import threading
+        import time
+
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        _WATCHING.add(parent)
+        threading.Thread(target=watch, name="bncbench-orphan-watch", daemon=True).start()
+    return in_worker(fn, item)
