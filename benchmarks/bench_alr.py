@@ -12,7 +12,7 @@ Models (A2JE, ``structure=anje n=2``): DBL² = ``param=weighted`` (their ``-P wC
 (``reg=rows lam=0.01``; their ``-R -L 0.01``) and started at 0 (``init=zeros``; their default
 ``-W 0``).
 
-Data: the whole dataset, MDL-discretized once by ``bncbench.preprocess.Discretizer`` (fitted on
+Data: the whole dataset, MDL-discretized once by ``bncbench.model.preprocess.Discretizer`` (fitted on
 all rows); the codes are written to an ARFF file with every attribute nominal ``{0..card-1}``, so
 both sides train on identical codes (no missing value left; their ``-D`` is not used).
 
@@ -113,7 +113,7 @@ json.dump({"fit_s": fit_s, "fit_cpu": fit_cpu, "setup_cpu": setup_cpu, "n_iter":
 def prepare(name: str, tmp: Path) -> dict:
     """Codes of the whole dataset (MDL on all rows), saved as ``.npz`` (ours) and ``.arff`` (theirs)."""
     from bncbench.data.uci import load_uci
-    from bncbench.preprocess import Discretizer
+    from bncbench.model.preprocess import Discretizer
 
     ds = load_uci(name)
     y = np.unique(np.asarray(ds.y), return_inverse=True)[1].astype(np.int64)

@@ -6,7 +6,7 @@
    values of adult a value of their own), fitted on that half, predicting the other half. Weka's
    side is timed twice: the whole Java process (JVM start, ARFF parsing, fit, predict; our ARFF
    writing excluded) and the classifier's own ``buildClassifier`` + ``distributionForInstance``
-   loop, measured inside the JVM (``bncbench.weka``). Target: ours <= 0.2x Weka's time.
+   loop, measured inside the JVM (``bncbench.peers.weka``). Target: ours <= 0.2x Weka's time.
 2. ``memory``: A2DE and A3JE (and A1DE, A2JE) fit + predict on connect-4 and adult, each in a fresh
    process: wall time, and the peak resident memory above the process's resident size after
    loading the codes and compiling the kernels (Linux: the high-water mark is reset through
@@ -57,7 +57,7 @@ JAVA_OPTIONS = ["-XX:+UseSerialGC"]
 def load(name):
     """Codes of ``name`` discretized on a random half; (train codes, train y, test codes, cards, n_classes)."""
     from bncbench.data.uci import load_uci
-    from bncbench.preprocess import Discretizer
+    from bncbench.model.preprocess import Discretizer
 
     ds = load_uci(name)
     y = np.asarray(ds.y, dtype=np.int64)
@@ -80,7 +80,7 @@ def fit_predict(structure, n, Xtr, ytr, Xte, cards):
 
 
 def bench_aode(repeats, log):
-    from bncbench.weka import run_weka, weka_jar
+    from bncbench.peers.weka import run_weka, weka_jar
 
     rows = []
     if weka_jar() is None:

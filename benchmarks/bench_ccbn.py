@@ -45,7 +45,7 @@ SHAPES = {"letter": (20000, 16, 26), "adult": (48842, 14, 2), "connect-4": (6755
 def load(name):
     try:
         from bncbench.data.uci import load_uci
-        from bncbench.preprocess import Discretizer
+        from bncbench.model.preprocess import Discretizer
 
         ds = load_uci(name)
         disc = Discretizer().fit(ds.X, ds.y)

@@ -30,9 +30,9 @@ def main(argv: list[str] | None = None) -> None:
     from sklearn.model_selection import train_test_split
 
     from bncbench import BNClassifier
-    from bncbench.baselines_cvxmm import CVXMMBaseline
-    from bncbench.data.registry import load, resolve
-    from bncbench.preprocess import Discretizer
+    from bncbench.baselines.cvx_mm import CVXMMBaseline
+    from bncbench.data.specs import load, resolve
+    from bncbench.model.preprocess import Discretizer
 
     print("| dataset | train rows | constraints | CVX-MM s | status | train CR CVX-MM / NB | test CR CVX-MM / NB |")
     print("|---|---|---|---|---|---|---|")

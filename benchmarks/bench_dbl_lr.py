@@ -134,7 +134,7 @@ class Split:
 def load(name: str, rows: int, seed: int = 0) -> Split:
     """Codes of a random half of ``name`` (MDL fitted on it) and of the other half; ``rows`` caps both (0: no cap)."""
     from bncbench.data.uci import load_uci
-    from bncbench.preprocess import Discretizer
+    from bncbench.model.preprocess import Discretizer
 
     ds = load_uci(name)
     y = np.unique(np.asarray(ds.y), return_inverse=True)[1].astype(np.int64)
@@ -342,7 +342,7 @@ def fit_ours(d: Split, model: str, setting: str, lam: float, stop: str, maxiter:
 
 
 def metrics(y, logp) -> tuple:
-    from bncbench.protocol import rmse, zero_one_loss
+    from bncbench.metrics import rmse, zero_one_loss
 
     return (zero_one_loss(y, logp.argmax(axis=1)), -float(logp[np.arange(len(y)), y].mean()),
             rmse(y, np.exp(logp)))

@@ -59,10 +59,10 @@ PATHS = ("table", "codes")  # materialize=True (the reference), the default
 
 def load(name: str):
     """Codes of ``name`` (registry) discretized on a random half (seed 0): train codes, y, test codes, y, cards."""
-    from bncbench.data import registry
-    from bncbench.preprocess import Discretizer
+    from bncbench.data import specs
+    from bncbench.model.preprocess import Discretizer
 
-    ds = registry.load(registry.resolve([name])[0], os.environ.get("BNCBENCH_DATA_DIR"))
+    ds = specs.load(specs.resolve([name])[0], os.environ.get("BNCBENCH_DATA_DIR"))
     y = np.asarray(ds.y, dtype=np.int64)
     train = np.random.default_rng(0).random(len(y)) < 0.5
     disc = Discretizer(reserve_missing=ds.X.isna().any(axis=0).to_numpy()).fit(ds.X[train], y[train])

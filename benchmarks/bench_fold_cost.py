@@ -32,7 +32,7 @@ from pathlib import Path
 
 CHILD = """
 import pickle, sys, json
-from bncbench.runner import run_task, _prepared_fold
+from bncbench.harness.runner import run_task, _prepared_fold
 task, store = pickle.load(open(sys.argv[1], "rb"))
 if store is None:  # data only
     p = task.protocol
@@ -65,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import pandas as pd
 
-    from bncbench.app import plan
+    from bncbench.harness.app import plan
     from bncbench.errors import BNCBenchError
-    from bncbench.runner import Task, stored_state
-    from bncbench.store import ResultStore, load_results
+    from bncbench.harness.runner import Task, stored_state
+    from bncbench.harness.store import ResultStore, load_results
 
     try:
         p = plan([f"+experiment={args.experiment}", f"dataset.names=[{args.dataset}]",

@@ -29,7 +29,7 @@ import pandas as pd
 from bncbench.hdp import fit_hdp
 from bncbench.structures.skdb import restrict, skdb
 from bncbench.structures.kdb import kdb
-from bncbench.tables import CountTables
+from bncbench.bn.count_tables import CountTables
 
 REFERENCE = {5000: (204.0, 0.1644, 0.3388, 0.3641), 50000: (2072.0, 0.1637, 0.3381, 0.3625)}
 # the reference's SkDB-selected structure (9 attributes, k = 2); the paper reports 86 s at 50,000 iterations

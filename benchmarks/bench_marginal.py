@@ -4,7 +4,7 @@ A TAN (m-estimates) is fitted on adult's codes (``BNCBENCH_DATA_DIR``; without i
 table of the same shape: 48,842 rows, 14 attributes with 2-42 values, 2 classes), and the
 test rows get ``k`` attributes missing each, drawn uniformly (the same cells for both sides).
 Both sides predict the same rows, interleaved, best of ``--repeats``: ``missing="marginalize"``
-(the exact sum, :mod:`bncbench.marginal`) and the default ``missing="ignore"`` (the factor drops
+(the exact sum, :mod:`bncbench.model.marginal`) and the default ``missing="ignore"`` (the factor drops
 out, children back off), the peer whose cost exactness adds to. Also printed: the largest
 difference in class probabilities between the two (what the exact sum changes).
 
@@ -28,8 +28,8 @@ import numpy as np
 def _data(seed: int):
     """adult's discretized codes, or a synthetic table of its shape."""
     if os.environ.get("BNCBENCH_DATA_DIR"):
-        from bncbench.data.registry import load, resolve
-        from bncbench.preprocess import Discretizer
+        from bncbench.data.specs import load, resolve
+        from bncbench.model.preprocess import Discretizer
 
         ds = load(resolve(["adult"])[0])
         codes = Discretizer().fit(ds.X, ds.y).transform(ds.X)

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    from bncbench.discretize import apply_cuts, mdl_cut_points
+    from bncbench.model.discretize import apply_cuts, mdl_cut_points
 
     rng = np.random.default_rng(args.seed)
     n_classes = 3

@@ -30,10 +30,10 @@ def part1(rows: int | None) -> None:
     from sklearn.model_selection import train_test_split
 
     from bncbench import BNClassifier
-    from bncbench.baselines_svm import SVMBaseline
+    from bncbench.baselines.svm_rbf import SVMBaseline
     from bncbench.data.given_split import holdout_indices
-    from bncbench.data.registry import load, resolve
-    from bncbench.preprocess import Discretizer
+    from bncbench.data.specs import load, resolve
+    from bncbench.model.preprocess import Discretizer
 
     ds = load(resolve(["usps"])[0])
     tr, te = holdout_indices(ds)
@@ -66,9 +66,9 @@ def part2(names: list[str]) -> None:
     from sklearn.model_selection import train_test_split
 
     from bncbench import BNClassifier
-    from bncbench.baselines_cvxmm import CVXMMBaseline
-    from bncbench.data.registry import load, resolve
-    from bncbench.preprocess import Discretizer
+    from bncbench.baselines.cvx_mm import CVXMMBaseline
+    from bncbench.data.specs import load, resolve
+    from bncbench.model.preprocess import Discretizer
 
     print("| dataset | train rows | CVX-MM s | CG-MM s | ratio | train CR CVX / CG | test CR CVX / CG |")
     print("|---|---|---|---|---|---|---|")

@@ -69,7 +69,7 @@ def connect4(src):
 
 def adult(src):
     """adult coded and split as prep.py: numeric columns MDL-discretized on the training half."""
-    from bncbench.discretize import apply_cuts, mdl_cut_points
+    from bncbench.model.discretize import apply_cuts, mdl_cut_points
 
     df = pd.read_csv(Path(src) / "adult.csv.gz", header=None, skipinitialspace=True, dtype=str)
     df = df.apply(lambda c: c.str.strip())

@@ -10,7 +10,7 @@
 3. ``kdb``:  KDB-2 fit + predict on 1,000,000 x 20 synthetic rows; peer:
    ``CategoricalNB`` fit + predict on the same rows. Target: ours < 5 s.
 4. ``mdl``:  Weka-compatible MDL discretization of one 100,000-row numeric column
-   (3-class Gaussian mixture, 5% missing), ``bncbench.discretize.mdl_cut_points`` vs
+   (3-class Gaussian mixture, 5% missing), ``bncbench.model.discretize.mdl_cut_points`` vs
    scikit-learn's ``KBinsDiscretizer(strategy="quantile", n_bins=10)``. Target: ours < 0.5 s.
 
 Synthetic rows are sampled from random BNCs (``bncbench.data.sources.random_bnc``,
@@ -117,7 +117,7 @@ def bench_nb(n_rows, repeats, seed, log):
 
 
 def bench_tan(n_rows, repeats, seed, log):
-    from bncbench.counts import mutual_information
+    from bncbench.bn.counts import mutual_information
     from bncbench.structures.tan import tan
 
     X, y, cards = _synthetic(n_rows, p=1, seed=seed)
@@ -192,9 +192,9 @@ def bench_kdb(n_rows, repeats, seed, log):
 
 def bench_mdl(n_rows, repeats, seed, log):
     try:
-        from bncbench.discretize import mdl_cut_points
+        from bncbench.model.discretize import mdl_cut_points
     except ImportError:
-        log("mdl  bncbench.discretize.mdl_cut_points not available")
+        log("mdl  bncbench.model.discretize.mdl_cut_points not available")
         return Result(f"MDL cut points, {n_rows:,} rows", None, None, "-", "ours < 0.5 s", None)
     from sklearn.preprocessing import KBinsDiscretizer
 

@@ -8,7 +8,7 @@ the same shape. The searches run on the first ``--rows`` rows and the first ``n`
 O(N^3) classification-rate evaluations for TAN-CR, O(N^2) for OMI-CR), the time per candidate,
 the arcs added and the training classification rate before and after, and, for comparison, the
 time of one candidate scored the paper's way (refit the count tables of the candidate structure and
-classify every training instance, :class:`~bncbench.tables.CountTables`; the mean over 20 random
+classify every training instance, :class:`~bncbench.bn.count_tables.CountTables`; the mean over 20 random
 candidates of the final forest) with the ratio it implies (the candidates scored × that time, a
 projection, over the measured search time).
 
@@ -32,8 +32,8 @@ import numpy as np
 def _data(seed: int):
     """MNIST-14's discretized training codes, or a synthetic table of their shape."""
     try:
-        from bncbench.data.registry import load, resolve
-        from bncbench.preprocess import Discretizer
+        from bncbench.data.specs import load, resolve
+        from bncbench.model.preprocess import Discretizer
 
         ds = load(resolve(["mnist14"])[0])
         X = ds.X.iloc[:60_000]
@@ -51,7 +51,7 @@ def _data(seed: int):
 
 def _full_rescoring_seconds(X, y, cards, parents, seed: int, n: int = 20) -> float:
     """Mean time to score one candidate arc by refitting and classifying (the non-incremental way)."""
-    from bncbench.tables import CountTables
+    from bncbench.bn.count_tables import CountTables
 
     rng = np.random.default_rng(seed)
     free = [i for i, p in enumerate(parents) if not p]

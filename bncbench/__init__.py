@@ -9,7 +9,7 @@ __all__ = ["BNCBenchError", "BNClassifier", "__version__"]
 
 def __getattr__(name):  # lazy: keep `import bncbench` cheap for the CLI
     if name == "BNClassifier":
-        from bncbench.classifier import BNClassifier
+        from bncbench.model.classifier import BNClassifier
 
         return BNClassifier
     raise AttributeError(f"module 'bncbench' has no attribute {name!r}")

@@ -72,7 +72,7 @@ def _sigterm_as_interrupt():
 def main(argv: list[str] | None = None) -> int:
     """Run one ``python -m bncbench`` command and return its exit code.
 
-    Dispatches ``run`` (:func:`bncbench.app.run_cli`), ``data`` (:func:`bncbench.data.cli.main`),
+    Dispatches ``run`` (:func:`bncbench.harness.app.run_cli`), ``data`` (:func:`bncbench.data.cli.main`),
     ``components`` (prints :func:`bncbench.components.describe`) and ``report``
     (:func:`bncbench.report.cli.main`). A :class:`~bncbench.errors.BNCBenchError` is printed as
     ``bncbench: error: <message>`` on stderr and turned into its exit code instead of propagating.
@@ -127,7 +127,7 @@ def _dispatch(cmd: str, rest: list[str]) -> int:
     from bncbench.errors import BNCBenchError
 
     if cmd == "run":
-        from bncbench.app import run_cli
+        from bncbench.harness.app import run_cli
 
         return run_cli(rest)
     if cmd == "data":

@@ -39,7 +39,7 @@ INITS = Registry("init", builtins=("bncbench.engine.inits", "bncbench.engine.ebn
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"),
                       doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
-BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm", "bncbench.baselines_svm"), doc="baseline classifiers")
+BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
 
 MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)

@@ -8,7 +8,7 @@
   ``datasets/registry.yaml`` of the repository);
 * ``BNCBENCH_CONF_DIR``: the Hydra config directory (:mod:`bncbench.paths`; unset: ``conf/``);
 * ``BNCBENCH_PLUGINS``: comma-separated plug-in modules to import (:mod:`bncbench.components`);
-* ``WEKA_JAR``: Weka's jar, to run Weka as a peer (:mod:`bncbench.weka`; unset: Debian's);
+* ``WEKA_JAR``: Weka's jar, to run Weka as a peer (:mod:`bncbench.peers.weka`; unset: Debian's);
 * the variable a registry entry names as its ``directory: {env: ...}`` (``BNCBENCH_DIGITS_DIR``):
   that entry's directory (:mod:`bncbench.data.locate`; unset: its ``sibling`` beside the data
   directory).

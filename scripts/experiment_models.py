@@ -21,11 +21,11 @@ from omegaconf import OmegaConf
 
 
 def snapshot() -> dict:
-    from bncbench import app
-    from bncbench.data import registry
-    from bncbench.models import expand_models
+    from bncbench.harness import app
+    from bncbench.data import specs
+    from bncbench.harness.model_specs import expand_models
     from bncbench.paths import conf_dir
-    from bncbench.runner import Protocol, Task
+    from bncbench.harness.runner import Protocol, Task
 
     out = {}
     for path in sorted((conf_dir() / "experiment").glob("*.yaml")):
@@ -36,7 +36,7 @@ def snapshot() -> dict:
         mode = str(getattr(cv.mode, "value", cv.mode))
         protocol = Protocol(int(cfg.seed), 1, 1, mode) if mode == "holdout" else \
             Protocol(int(cfg.seed), int(cv.rounds), int(cv.folds), mode)
-        datasets = registry.resolve(OmegaConf.to_container(cfg.dataset.names, resolve=True))
+        datasets = specs.resolve(OmegaConf.to_container(cfg.dataset.names, resolve=True))
         keys = hashlib.sha256()
         for d in datasets:
             for m in models:

@@ -9,7 +9,7 @@ from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.errors import BNCBenchError
 from bncbench.hdp import fit_hdp
 from bncbench.structures.skdb import restrict, skdb
-from bncbench.tables import CountTables
+from bncbench.bn.count_tables import CountTables
 
 
 @pytest.fixture(scope="module")

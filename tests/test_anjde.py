@@ -18,11 +18,11 @@ from bncbench.estimators import ande as ande_module
 from bncbench.estimators.ande import AnDEScorer, AnDETables
 from bncbench.estimators.anje import AnJEScorer
 from bncbench.estimators.mestimate import M_GRID, fit_mestimate
-from bncbench.store import load_results
+from bncbench.harness.store import load_results
 from bncbench.structures import TrainingData
 from bncbench.structures.ande import learn_ande
 from bncbench.structures.anje import learn_anje
-from bncbench.structures.subsets import SubsetMembers, anje_exponent, subsets
+from bncbench.structures.subset_ensembles import SubsetMembers, anje_exponent, subsets
 
 # The toy table: three attributes of cardinalities 2, 2, 3 (x2 = 2 never occurs), two classes.
 TOY_X = np.array([[0, 0, 0], [0, 1, 0], [1, 1, 1], [1, 1, 1], [0, 1, 1], [1, 0, 0]])

@@ -17,9 +17,9 @@ from conftest import REPO, data_dir_or_skip
 from bncbench import BNClassifier
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.errors import BNCBenchError
-from bncbench.models import model_spec
+from bncbench.harness.model_specs import model_spec
 from bncbench.registry import ParameterError
-from bncbench.tables import CountTables
+from bncbench.bn.count_tables import CountTables
 
 # attribute 2 has parents (0, 1); (x0=1) is seen with class 1 only; (x0=1, x1=0) never
 XB = np.array([[0, 0, 1], [0, 1, 0], [1, 1, 1], [1, 1, 0], [0, 0, 0]])
@@ -57,7 +57,7 @@ def test_an_unknown_rule_is_one_line():
 
 @pytest.mark.parametrize("dense", [True, False])
 def test_compiled_log_joint_equals_the_per_factor_reference(monkeypatch, dense):
-    import bncbench.tables as tables
+    import bncbench.bn.count_tables as tables
 
     if not dense:  # binary search over seen keys at every level
         monkeypatch.setattr(tables, "RESOLVED_DENSE_LIMIT", 0)
@@ -93,7 +93,7 @@ def test_the_rule_reaches_the_scorer():
 
 def test_the_default_rule_is_left_out_of_a_models_parameters():
     # a stored sweep's task keys stay: per class is not a parameter of the model, any class is
-    from bncbench.app import compose_config
+    from bncbench.harness.app import compose_config
 
     groups = ("structure", "param", "estimator", "init", "optimizer", "objective")
     per = compose_config(["structure=kdb1"])
@@ -163,7 +163,7 @@ def test_any_class_equals_the_authors_learner_on_connect4(connect4, name, kw):
 def adult_split():
     """adult as ``anchors/gigal/prep.py`` codes and splits it: numeric columns cut once by our MDL on
     the training half ('?' a value of its own), nominal ones by sorted value; the same permutation."""
-    from bncbench.discretize import apply_cuts, mdl_cut_points
+    from bncbench.model.discretize import apply_cuts, mdl_cut_points
 
     df = pd.read_csv(Path(data_dir_or_skip()) / "adult.csv.gz", header=None, skipinitialspace=True, dtype=str)
     df = df.apply(lambda c: c.str.strip())

@@ -10,11 +10,11 @@ from scipy.special import logsumexp
 
 from bncbench import BNClassifier
 from bncbench.engine.fit import build_problem
-from bncbench.counts import mixed_radix
+from bncbench.bn.counts import mixed_radix
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.engine import CLL, Data
 from bncbench.errors import BNCBenchError
-from bncbench.app import plan
+from bncbench.harness.app import plan
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 STRUCTS = {"nb": dict(structure="nb"), "tan": dict(structure="tan"), "kdb2": dict(structure="kdb", k=2),

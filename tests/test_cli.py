@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from conftest import REPO, run_cli
 
-from bncbench.store import load_results
+from bncbench.harness.store import load_results
 
 BAD = [
     (["+experiment=nope"], "Could not find 'experiment/nope'"),
@@ -22,7 +22,7 @@ BAD = [
     (["dataset=adult", "data_dir=/nonexistent/dir"], "not found"),
     (["-m", "structure=nb,forest"], "Could not find 'structure/forest'"),
     (["param=hdp"], "Could not find 'param/hdp'"),
-    # the root config is typed too (bncbench.run_config.RunConfig)
+    # the root config is typed too (bncbench.harness.run_config.RunConfig)
     (["retry_failed=maybe"], "Value 'maybe' is not a valid bool"),
     (["progress=sometimes"], "Value 'sometimes' is not a valid bool"),
     (["seed=abc"], "Value 'abc' of type 'str' could not be converted to Integer"),
@@ -216,7 +216,7 @@ def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
 
 def test_each_job_is_composed_and_validated_once(tmp_path, monkeypatch):
     """A single run composes its config once and validates it once; a multirun's jobs reuse their plans."""
-    from bncbench import app
+    from bncbench.harness import app
 
     calls = {"compose": 0, "prepare": 0}
     compose, prepare = app._compose, app.prepare

@@ -19,9 +19,9 @@ import yaml
 from conftest import REPO
 
 from bncbench import BNClassifier
-from bncbench.app import compose_config
+from bncbench.harness.app import compose_config
 from bncbench.components import EXECUTORS, MODEL_KINDS, OPTIMIZERS, PARAMETERIZATIONS
-from bncbench.models import GROUPS, model_spec
+from bncbench.harness.model_specs import GROUPS, model_spec
 
 OPTIMIZED = next(c.name for c in PARAMETERIZATIONS if c.info.get("optimized"))
 """A parameterization under which init, optimizer and objective are active."""
@@ -120,12 +120,12 @@ def test_optimizer_options_restate_the_engine_defaults(option):
 
 
 def test_the_protocol_has_one_home():
-    """``seed`` and ``cv.*`` of the run config are :class:`bncbench.protocol.Protocol`'s fields and defaults."""
+    """``seed`` and ``cv.*`` of the run config are :class:`bncbench.harness.protocol.Protocol`'s fields and defaults."""
     import dataclasses
 
     from bncbench.errors import BNCBenchError
-    from bncbench.protocol import CVConfig, Protocol
-    from bncbench.run_config import RunConfig
+    from bncbench.harness.protocol import CVConfig, Protocol
+    from bncbench.harness.run_config import RunConfig
 
     cv = {f.name: f.default for f in dataclasses.fields(CVConfig)}
     assert {k: getattr(v, "value", v) for k, v in cv.items()} == {k: getattr(Protocol(), k) for k in cv}

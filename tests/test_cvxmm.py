@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("cvxpy")
 
-from bncbench.baselines import make_estimator  # noqa: E402
-from bncbench.baselines_cvxmm import CVXMMBaseline, nb_margin_design  # noqa: E402
+from bncbench.harness.model_specs import make_estimator  # noqa: E402
+from bncbench.baselines.cvx_mm import CVXMMBaseline, nb_margin_design  # noqa: E402
 from bncbench.components import BASELINES  # noqa: E402
 from bncbench.errors import BNCBenchError  # noqa: E402
 

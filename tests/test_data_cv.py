@@ -5,7 +5,7 @@ from conftest import data_dir_or_skip
 
 from bncbench.data import uci
 from bncbench.data.given_split import names_with_split
-from bncbench.runner import evaluate
+from bncbench.harness.runner import evaluate
 
 # datasets with a given train/test split (the digits) are evaluated on it: tests/test_holdout.py
 NAMES = sorted(set(uci.load_registry()) - set(names_with_split()))

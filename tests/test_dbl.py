@@ -13,7 +13,7 @@ from test_ccbn import _data, _fd_check
 
 from bncbench import BNClassifier
 from bncbench.engine.fit import _problem, factor_layout, fit_ccbn
-from bncbench.engine.subsets import SubsetLayout
+from bncbench.engine.subset_layout import SubsetLayout
 from bncbench.errors import BNCBenchError
 
 OPTIMIZED = [("discriminative", 4), ("weighted", 1), ("weighted", 2), ("weighted", 3), ("weighted", 4)]

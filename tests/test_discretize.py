@@ -1,4 +1,4 @@
-"""Tests for bncbench.discretize (Weka-compatible Fayyad–Irani MDL)."""
+"""Tests for bncbench.model.discretize (Weka-compatible Fayyad–Irani MDL)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
-from bncbench.discretize import apply_cuts, mdl_cut_points
+from bncbench.model.discretize import apply_cuts, mdl_cut_points
 
 # Weka 3.x, weka.filters.supervised.attribute.Discretize, default options.
 IRIS_CUTS = {

@@ -15,10 +15,10 @@ from bncbench import BNClassifier
 from bncbench.engine.fit import _problem, factor_layout, fit_ccbn
 from bncbench.engine.composite import CompositeLayout
 from bncbench.errors import BNCBenchError
-from bncbench.estimators.base import EnsembleScorer, estimate
+from bncbench.estimators.scorer import EnsembleScorer, estimate
 from bncbench.estimators.mestimate import fit_mestimate
 from bncbench.structures import LearnedStructure, Network
-from bncbench.structures.base import TrainingData
+from bncbench.structures.network import TrainingData
 from bncbench.structures.kdb import kdb
 from bncbench.structures.tan import tan
 

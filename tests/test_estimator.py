@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from bncbench import BNClassifier
 from bncbench.errors import BNCBenchError
-from bncbench.preprocess import Discretizer
+from bncbench.model.preprocess import Discretizer
 
 
 def test_get_params_clone_round_trip():
@@ -77,7 +77,7 @@ def test_missing_is_a_value_of_its_own_and_unseen_values_do_not_crash():
 
 
 def test_discretizer_is_fitted_on_training_data_only():
-    from bncbench.discretize import mdl_cut_points
+    from bncbench.model.discretize import mdl_cut_points
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=400)
@@ -102,7 +102,7 @@ def test_bad_fit_input_is_a_clear_error():
     np.array([1, 0, 1], dtype=np.int16), np.array(["b", "a", "b"]), np.array([True, False, True]),
 ])
 def test_labels_are_coded_as_numpy_unique_codes_them(y):
-    from bncbench.classifier import _class_codes
+    from bncbench.model.classifier import _class_codes
 
     classes, codes = _class_codes(y)
     want_classes, want_codes = np.unique(y, return_inverse=True)

@@ -19,7 +19,7 @@ from conftest import run_cli
 from bncbench.errors import BNCBenchError
 from bncbench.executors import make_executor
 from bncbench.registry import ParameterError
-from bncbench.store import load_predictions, load_results, record_files
+from bncbench.harness.store import load_predictions, load_results, record_files
 
 needs_submitit = pytest.mark.skipif(find_spec("submitit") is None, reason="submitit is not installed (.[slurm])")
 needs_dask = pytest.mark.skipif(find_spec("distributed") is None, reason="distributed is not installed (.[dask])")

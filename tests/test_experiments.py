@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, run_cli
 
-from bncbench.store import load_results
+from bncbench.harness.store import load_results
 
 EXPERIMENTS = sorted(p.stem for p in (REPO / "conf" / "experiment").glob("*.yaml"))
 
@@ -31,8 +31,8 @@ def test_experiment_config_smoke_runs(tmp_path, name):
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_the_grid_composed_at_once_equals_each_option_composed_alone(name):
     """option_composer's prefetch composes every option of a grid in one composition: same models."""
-    from bncbench import app
-    from bncbench.models import expand_models
+    from bncbench.harness import app
+    from bncbench.harness.model_specs import expand_models
 
     with app._hydra():
         cfg = app._compose([f"+experiment={name}"])
@@ -50,7 +50,7 @@ def test_a_bad_option_of_a_grid_is_named(tmp_path):
     (tmp_path / "conf" / "structure").mkdir()
     (tmp_path / "conf" / "structure" / "mine.yaml").write_text("defaults:\n  - /schema/structure/kdb@_here_\n"
                                                                "  - _self_\nk: 3\n")
-    from bncbench import app
+    from bncbench.harness import app
     from bncbench.errors import BNCBenchError
 
     search = f"hydra.searchpath=[file://{tmp_path / 'conf'}]"

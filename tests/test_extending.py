@@ -80,7 +80,7 @@ def fit_laplace(network, data, *, alpha):
 @pytest.fixture
 def iris_codes():
     X, y = load_iris(return_X_y=True)
-    from bncbench.preprocess import Discretizer
+    from bncbench.model.preprocess import Discretizer
 
     d = Discretizer().fit(pd.DataFrame(X), y)
     return d.transform(pd.DataFrame(X)), y, d.cardinalities_
@@ -162,7 +162,7 @@ def test_plugin_runs_through_run_and_report(tmp_path):
                    f"hydra.searchpath=[file://{extra}]", f"results_dir={tmp_path / 'results'}"], cwd=tmp_path,
                   env_extra=env)
     assert res.returncode == 0, res.stderr[-3000:]
-    from bncbench.store import load_results
+    from bncbench.harness.store import load_results
 
     recs = load_results(tmp_path / "results" / "plugin_demo")
     assert set(recs["model"]) == {"NB", "TAN", "NB+TAN", "NB Laplace"}

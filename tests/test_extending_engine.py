@@ -237,7 +237,7 @@ def test_engine_plugins_run_through_the_command_line(tmp_path):
                    f"hydra.searchpath=[file://{extra}]", f"results_dir={tmp_path / 'results'}"], cwd=tmp_path,
                   env_extra=env)
     assert res.returncode == 0, res.stderr[-3000:]
-    from bncbench.store import load_results
+    from bncbench.harness.store import load_results
 
     recs = load_results(tmp_path / "results" / "engine_plugins")
     assert (recs["status"] == "ok").all()

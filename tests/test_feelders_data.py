@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bncbench.data.perfect import PAPER_NAMES, load_perfect
-from bncbench.data.registry import load, resolve
+from bncbench.data.specs import load, resolve
 from bncbench.errors import BNCBenchError
 from bncbench.settings import data_dir
 

@@ -131,17 +131,17 @@ def test_saves_every_interval_only(tmp_path):
 
 
 def _wine_task():
-    from bncbench.data import registry
-    from bncbench.models import ModelSpec
-    from bncbench.runner import Protocol, Task
+    from bncbench.data import specs
+    from bncbench.harness.model_specs import ModelSpec
+    from bncbench.harness.runner import Protocol, Task
 
     spec = ModelSpec("DBL2", {"structure": "anje", "n": 2, "param": "weighted", "init": "generative",
                               "optimizer": "lbfgs", "reg": "l2", "lam": 0.01})
-    return Task(registry.resolve(["sklearn-wine"])[0], spec, 0, 1, Protocol(seed=0, rounds=1, folds=2))
+    return Task(specs.resolve(["sklearn-wine"])[0], spec, 0, 1, Protocol(seed=0, rounds=1, folds=2))
 
 
 def _record(root):
-    from bncbench.store import record_files
+    from bncbench.harness.store import record_files
 
     (path,) = record_files(root)
     return json.loads(path.read_text()), path
@@ -162,9 +162,9 @@ def _same_record(got, ref):
 
 
 def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monkeypatch):
-    from bncbench import runner
-    from bncbench.runner import run_task
-    from bncbench.store import record_files
+    from bncbench.harness import runner
+    from bncbench.harness.runner import run_task
+    from bncbench.harness.store import record_files
 
     task = _wine_task()
     run_task(task, tmp_path / "ref", checkpoint_every=None)
@@ -192,7 +192,7 @@ def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monk
 def _killed_at_the_third_save_once(marker, root, task):
     """``run_task`` in a Dask worker; the first time, the worker process is killed (SIGKILL) right
     after the fit's third checkpoint, as a lost node or an out-of-memory kill would."""
-    from bncbench.runner import run_task
+    from bncbench.harness.runner import run_task
 
     if not os.path.exists(marker):
         open(marker, "w").close()
@@ -213,7 +213,7 @@ def test_a_task_whose_dask_worker_is_killed_goes_on_from_its_checkpoint(tmp_path
     """executor=dask: the scheduler gives a lost worker's task to another worker (here the one the
     nanny starts again), and the task's fit goes on from its checkpoint to the uninterrupted record."""
     from bncbench.executors import make_executor
-    from bncbench.runner import run_task
+    from bncbench.harness.runner import run_task
 
     task = _wine_task()
     run_task(task, tmp_path / "ref", checkpoint_every=None)
@@ -225,9 +225,9 @@ def test_a_task_whose_dask_worker_is_killed_goes_on_from_its_checkpoint(tmp_path
 
 
 def test_a_save_that_fails_leaves_the_fit_going_and_is_tried_again(toy, tmp_path, monkeypatch, capsys):
-    from bncbench import store
+    from bncbench import atomic
 
-    real, calls = store.atomic_file, {"n": 0}
+    real, calls = atomic.atomic_file, {"n": 0}
 
     def full_disk_twice(path):
         calls["n"] += 1
@@ -235,7 +235,7 @@ def test_a_save_that_fails_leaves_the_fit_going_and_is_tried_again(toy, tmp_path
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(path)
 
-    monkeypatch.setattr(store, "atomic_file", full_disk_twice)
+    monkeypatch.setattr(atomic, "atomic_file", full_disk_twice)
     prefix = tmp_path / "r0f0-key"
     with checkpoint.fit_checkpoint(prefix, every=0.0):
         got = _fit(toy)

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from conftest import DATA_DIR, data_dir_or_skip
 
-from bncbench.data import registry
-from bncbench.models import ModelSpec
-from bncbench.runner import Protocol, Task, evaluate_task
+from bncbench.data import specs
+from bncbench.harness.model_specs import ModelSpec
+from bncbench.harness.runner import Protocol, Task, evaluate_task
 
 GOLDEN = Path(__file__).parent / "golden"
 sys.path.insert(0, str(GOLDEN))
@@ -39,7 +39,7 @@ def test_experiment_configs_compose_the_same_models(experiment):
     composed = dict(experiment_models(experiment))
     for r in _cases(experiment):
         assert composed[r["label"]] == r["params"], r["label"]
-        spec = registry.resolve([r["dataset"]])[0]
+        spec = specs.resolve([r["dataset"]])[0]
         task = Task(spec, ModelSpec(r["label"], composed[r["label"]]), 0, r["fold"], Protocol(0, 5, 2))
         # registry datasets' keys moved to a fingerprint without the entry's prose; the runner
         # re-keys records found under the old one (test_runner: ...old_keys_are_migrated)
@@ -52,7 +52,7 @@ def test_rebuilt_code_reproduces_the_golden_records(experiment):
     data_dir = data_dir_or_skip() if experiment in NEEDS_DATA else DATA_DIR
     arrays = np.load(GOLDEN / "golden.npz")
     for r in _cases(experiment):
-        spec = registry.resolve([r["dataset"]])[0]
+        spec = specs.resolve([r["dataset"]])[0]
         rec = evaluate_task(Task(spec, ModelSpec(r["label"], r["params"]), 0, r["fold"], Protocol(0, 5, 2), data_dir))
         assert rec.status == "ok", rec.error
         # An optimized model takes the same iterations and evaluations, but its iterate drifts with

@@ -9,7 +9,7 @@ from bncbench.hdp import kernels, stirling
 from bncbench.hdp import TYINGS, check_invariants, fit_hdp, log_stirling, stirling_table
 from bncbench.hdp.tree import _frozen, _reciprocal_offsets
 from bncbench.structures.kdb import kdb
-from bncbench.tables import CountTables
+from bncbench.bn.count_tables import CountTables
 
 
 def _exact_stirling(nmax):

@@ -10,17 +10,17 @@ import yaml
 from test_data_digits import idx_bytes, write_gz
 
 from bncbench.__main__ import main as bncbench_main
-from bncbench.app import compose_config, plan
-from bncbench.data import registry
+from bncbench.harness.app import compose_config, plan
+from bncbench.data import specs
 from bncbench.data.catalog import load_registry
 from bncbench.data.formats.idx import IMAGES_MAGIC, LABELS_MAGIC
 from bncbench.data.locate import entry_dir
 from bncbench.errors import BNCBenchError
-from bncbench.models import ModelSpec
+from bncbench.harness.model_specs import ModelSpec
 from bncbench.report.build import report_from_frames
-from bncbench.runner import Protocol, Task, evaluate_task, run_experiment
-from bncbench.store import RECORD_VERSION, load_predictions, load_results, task_key
-from bncbench.summary import HOLDOUT_NOTE, format_table, summarize
+from bncbench.harness.runner import Protocol, Task, evaluate_task, run_experiment
+from bncbench.harness.store import RECORD_VERSION, load_predictions, load_results, task_key
+from bncbench.report.summary import HOLDOUT_NOTE, format_table, summarize
 
 NB = ModelSpec("NB", {"structure": "nb"})
 TAN = ModelSpec("TAN", {"structure": "tan"})
@@ -57,7 +57,7 @@ def test_holdout_records_one_fold_on_exactly_the_given_split(tmp_path, monkeypat
     monkeypatch.setenv("BNCBENCH_REGISTRY", str(reg))
     root = tmp_path / "results"
     run = dict(results_root=root, protocol=Protocol(0, 1, 1, "holdout"), data_dir=str(ddir), progress=False)
-    counts = run_experiment(registry.resolve(["reversed-a"]), [NB, TAN], **run)
+    counts = run_experiment(specs.resolve(["reversed-a"]), [NB, TAN], **run)
     assert (counts["total"], counts["ok"], counts["failed"]) == (2, 2, 0)
     df = load_results(root)
     assert sorted(df["model"]) == ["NB", "TAN"]
@@ -79,17 +79,17 @@ def test_holdout_records_one_fold_on_exactly_the_given_split(tmp_path, monkeypat
     index = (report.out / "index.md").read_text()
     wdl = index[index.index("## Win-draw-loss tables"):index.index("## Geometric means")]
     assert f"Bias and variance of reversed-a: {HOLDOUT_NOTE}" in wdl
-    again = run_experiment(registry.resolve(["reversed-a"]), [NB, TAN], **run)  # a rerun resumes: nothing to do
+    again = run_experiment(specs.resolve(["reversed-a"]), [NB, TAN], **run)  # a rerun resumes: nothing to do
     assert (again["skipped"], again["ok"]) == (2, 0)
 
 
 def test_holdout_and_cv_task_keys_never_collide_and_cv_keys_are_unchanged():
-    spec = registry.resolve(["sklearn-iris"])[0]
+    spec = specs.resolve(["sklearn-iris"])[0]
     cv = Task(spec, NB, 0, 0, Protocol(0, 5, 2)).key
     holdout = Task(spec, NB, 0, 0, Protocol(0, 1, 1, "holdout")).key
     assert cv != holdout
     assert holdout == Task(spec, NB, 0, 0, Protocol(7, 1, 1, "holdout")).key  # the seed does not change the split
-    assert cv == task_key({"dataset": spec, "dataset_id": registry.spec_fingerprint(spec), "model": NB.params,
+    assert cv == task_key({"dataset": spec, "dataset_id": specs.spec_fingerprint(spec), "model": NB.params,
                            "seed": 0, "folds": 2, "round": 0, "fold": 0, "version": RECORD_VERSION})
 
 
@@ -102,7 +102,7 @@ def test_holdout_on_a_dataset_without_a_given_split_is_one_error_line(tmp_path, 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "no given train/test split" in err, err
     assert not any(tmp_path.iterdir())  # nothing written
-    spec = registry.resolve(["sklearn-iris"])[0]  # a task on its own fails as a record, with the same reason
+    spec = specs.resolve(["sklearn-iris"])[0]  # a task on its own fails as a record, with the same reason
     rec = evaluate_task(Task(spec, NB, 0, 0, Protocol(0, 1, 1, "holdout")))
     assert rec.status == "failed" and "no given train/test split" in rec.error
 
@@ -127,7 +127,7 @@ def test_holdout_on_the_real_usps_split(tmp_path):
         pytest.skip(f"the digits directory is unknown: {exc}")
     if not d.is_dir():
         pytest.skip(f"the digits directory {d} is absent (set BNCBENCH_DIGITS_DIR)")
-    run_experiment(registry.resolve(["usps"]), [NB], results_root=tmp_path, protocol=Protocol(0, 1, 1, "holdout"),
+    run_experiment(specs.resolve(["usps"]), [NB], results_root=tmp_path, protocol=Protocol(0, 1, 1, "holdout"),
                    progress=False)
     df = load_results(tmp_path)
     assert len(df) == 1 and (df["status"] == "ok").all(), df.get("error")

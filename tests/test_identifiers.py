@@ -129,15 +129,15 @@ def test_near_identifier_and_numeric_unique_columns_do_not_warn(tmp_path):
 
 
 def test_path_dataset_option_and_the_run_fingerprint(tmp_path):
-    from bncbench.data import registry
+    from bncbench.data import specs
 
     p = splice_like(tmp_path / "splice.arff")
     keep = {"name": "sp", "source": "file", "path": str(p), "class_column": "class"}
     drop = {**keep, "drop_identifiers": True}
     with pytest.warns(IdentifierWarning, match="'Instance_name'"):
-        assert registry.load(keep).attribute_names[0] == "Instance_name"
-    assert registry.load(drop).attribute_names == ["a", "b", "c"]
-    assert registry.spec_fingerprint(keep) != registry.spec_fingerprint(drop)
+        assert specs.load(keep).attribute_names[0] == "Instance_name"
+    assert specs.load(drop).attribute_names == ["a", "b", "c"]
+    assert specs.spec_fingerprint(keep) != specs.spec_fingerprint(drop)
 
 
 def _registry_with_identifier(tmp_path: Path, drop: bool) -> tuple[Path, Path]:

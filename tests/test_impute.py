@@ -7,7 +7,7 @@ import pytest
 from sklearn.impute import KNNImputer
 
 from bncbench.errors import BNCBenchError
-from bncbench.impute import knn_impute, knn_neighbours
+from bncbench.model.impute import knn_impute, knn_neighbours
 
 
 def _brute_neighbours(Xtr, x, miss, k, metric):

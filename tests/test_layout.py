@@ -295,6 +295,76 @@ def test_function_level_imports_close_no_other_cycle():
         f"{c}; e.g. {' -> '.join(one_cycle(both, c))}" for c in new)
 
 
+LAYERS = (
+    ("errors", "settings", "paths", "atomic", "metrics", "registry", "components"),
+    ("bn", "data"),
+    ("structures", "estimators", "hdp", "engine"),
+    ("model",),
+    ("baselines", "peers", "executors"),
+    ("harness",),
+    ("report",),
+    ("__main__", ""),
+)
+"""The package's layers, bottom up, as ``docs/architecture.md`` draws them (``""``: ``bncbench/__init__``).
+
+A module imports modules of its own layer or of lower ones; the registries are one layer (a
+registry loads its built-ins from inside a function: :data:`KNOWN_CYCLES`)."""
+
+UPWARD_ALLOWED = {
+    ("bncbench.harness.app", "bncbench.report.summary"):
+        "`run` prints the summary table of what it computed (a function-level import)",
+}
+"""The imports that go up a layer, each with why (the packages on the way to the module count as allowed too)."""
+
+
+def _layer(module: str) -> int:
+    top = module.split(".")[1] if "." in module else ""
+    for i, names in enumerate(LAYERS):
+        if top in names:
+            return i
+    raise AssertionError(f"{module}: its top-level name {top!r} is in no layer of LAYERS (add it)")
+
+
+def upward_imports(graphs=None) -> list[str]:
+    """``importer -> imported`` for every import (at any level) into a higher layer, not allowed."""
+    mod, fun = graphs or import_graph()
+    out = []
+    for a in mod:
+        for b in sorted(mod[a] | fun[a]):
+            allowed = any(x == a and (y == b or y.startswith(b + ".")) for x, y in UPWARD_ALLOWED)
+            if b != PACKAGE and _layer(b) > _layer(a) and not allowed:
+                out.append(f"{a} -> {b}")
+    return out
+
+
+def test_imports_go_down_the_layers():
+    mod, _ = import_graph()
+    assert {_layer(m) for m in mod} == set(range(len(LAYERS)))  # every module has a layer; every layer a module
+    assert upward_imports() == []
+
+
+def test_upward_import_finder(tmp_path):
+    root = _toy_package(tmp_path, {"bn/__init__.py": "", "bn/x.py": "def f():\n    from bncbench.model import y\n",
+                                   "model/__init__.py": "", "model/y.py": "from bncbench.bn import x\n"})
+    assert upward_imports(import_graph(root)) == ["bncbench.bn.x -> bncbench.model", "bncbench.bn.x -> bncbench.model.y"]
+
+
+SAME_METHOD = {
+    "ande": "AnDE's structure (its subsets) and its estimator",
+    "anje": "AnJE's structure and its estimator",
+    "ebnc": "the EBNC compatibility mode's estimator and its parameterization",
+    "hdp": "the HDP estimator and the HDP sampler it calls",
+    "cli": "the command of a package (`bncbench data`, `bncbench report`)",
+    "fit": "the entry point of a package's fitting (the CCBN engine, the HDP sampler)",
+}
+"""Module base names that more than one module has, each for one meaning."""
+
+
+def test_module_names_clash_only_for_one_meaning():
+    clashes = name_clashes()
+    assert {b: ms for b, ms in clashes.items() if b not in SAME_METHOD} == {}
+
+
 def test_data_loading_flows_one_way():
     """No module of bncbench.data imports, at any level, a module that imports it back."""
     mod, fun = import_graph()

@@ -5,8 +5,8 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.errors import BNCBenchError
-from bncbench.impute import knn_impute
-from bncbench.missing_features import missing_feature_curve, random_missing_mask
+from bncbench.model.impute import knn_impute
+from bncbench.harness.missing_features import missing_feature_curve, random_missing_mask
 
 
 def test_masks_remove_exactly_k_per_row_uniformly(rng):

@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.data import registry
+from bncbench.data import specs
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.errors import BNCBenchError
-from bncbench.missing_protocol import curves, evaluate, settings
-from bncbench.models import model_spec
-from bncbench.runner import Protocol, Task, run_experiment
-from bncbench.store import load_results
-from bncbench.models import ModelSpec
+from bncbench.harness.missing_protocol import curves, evaluate, settings
+from bncbench.harness.model_specs import model_spec
+from bncbench.harness.runner import Protocol, Task, run_experiment
+from bncbench.harness.store import load_results
+from bncbench.harness.model_specs import ModelSpec
 
 
 class Spy:
@@ -90,16 +90,16 @@ def test_the_protocol_records_the_curves_and_the_option_is_in_the_key(data, tmp_
     models = [model_spec_of("TAN-marg", structure="tan", missing="marginalize"),
               ModelSpec("SVM", {"model": "svm_rbf"})]
     p = Protocol(seed=0, rounds=1, folds=2, missing_features=mf)
-    counts = run_experiment(registry.resolve(["synth-nb"]), models, results_root=tmp_path, protocol=p, progress=False)
+    counts = run_experiment(specs.resolve(["synth-nb"]), models, results_root=tmp_path, protocol=p, progress=False)
     assert counts["ok"] == 4
     df = load_results(tmp_path)
     cur = curves(df)
     assert set(cur["method"]) == {"missing", "knn_mode", "knn_mean"}
     assert (cur["n"] == 4).all()  # 2 folds x 2 draws
     assert set(cur["k"]) == {0, 3}
-    again = run_experiment(registry.resolve(["synth-nb"]), models, results_root=tmp_path, protocol=p, progress=False)
+    again = run_experiment(specs.resolve(["synth-nb"]), models, results_root=tmp_path, protocol=p, progress=False)
     assert again["skipped"] == 4
-    ds = registry.resolve(["synth-nb"])[0]
+    ds = specs.resolve(["synth-nb"])[0]
     with_it, without = (Task(ds, models[0], 0, 0, q).key for q in (p, Protocol(seed=0, rounds=1, folds=2)))
     assert with_it != without and set(counts["keys"]) >= {with_it}
 
@@ -120,7 +120,7 @@ def test_missing_is_a_model_key():
 
 
 def test_the_experiments_compose_with_the_option_and_the_model_key(tmp_path):
-    from bncbench.app import plan as plan_of
+    from bncbench.harness.app import plan as plan_of
 
     plan = plan_of(["+experiment=pernkopf_uci", "dataset.names=[synth-nb]", f"results_dir={tmp_path}"])
     assert plan.protocol.missing_features == {"ks": [0, 2, 4, 8, 12], "repeats": 5, "seed": 0, "impute": True,

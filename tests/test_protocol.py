@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from bncbench.protocol import cv_folds, kohavi_wolpert, rmse, zero_one_loss
+from bncbench.harness.protocol import cv_folds
+from bncbench.metrics import kohavi_wolpert, rmse, zero_one_loss
 
 
 def test_rmse_by_hand():

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.app import compose_config
+from bncbench.harness.app import compose_config
 from bncbench.components import ALL, FLAT_KINDS, MODEL_KINDS, STRUCTURES, describe
 from bncbench.errors import BNCBenchError
-from bncbench.models import model_spec
+from bncbench.harness.model_specs import model_spec
 from bncbench.registry import Hyperparameter, Registry, integer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,18 +15,18 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from bncbench.data import registry
+from bncbench.data import specs
 from bncbench.errors import BNCBenchError
-from bncbench.models import ModelSpec
-from bncbench.runner import Protocol, run_experiment
-from bncbench.store import ResultStore, UnreadableRecordWarning, load_results, record_files
-from bncbench.summary import summarize
+from bncbench.harness.model_specs import ModelSpec
+from bncbench.harness.runner import Protocol, run_experiment
+from bncbench.harness.store import ResultStore, UnreadableRecordWarning, load_results, record_files
+from bncbench.report.summary import summarize
 
 MODELS = [ModelSpec("NB", {"structure": "nb"}), ModelSpec("TAN", {"structure": "tan"})]
 
 
 def _run(root, *, retry_failed=True, seed=3):
-    return run_experiment(registry.resolve(["sklearn-iris"]), MODELS, results_root=root,
+    return run_experiment(specs.resolve(["sklearn-iris"]), MODELS, results_root=root,
                           protocol=Protocol(seed=seed, rounds=2, folds=2), progress=False, retry_failed=retry_failed)
 
 
@@ -89,7 +89,7 @@ def test_corrupt_predictions_inside_a_sound_archive_do_not_stop_the_summary(tmp_
 
 
 def test_a_json_write_that_fails_leaves_no_predictions_and_strays_are_cleaned(tmp_path, monkeypatch):
-    import bncbench.store as store_mod
+    import bncbench.harness.store as store_mod
 
     real = store_mod.atomic_write_bytes
 
@@ -138,7 +138,7 @@ def test_cli_run_and_report_name_unreadable_records_and_go_on(tmp_path):
 
 
 # ----------------------------------------------------------------------------- (4) one run at a time per store
-HOLD = ("import sys\nfrom bncbench.store import ResultStore\n"
+HOLD = ("import sys\nfrom bncbench.harness.store import ResultStore\n"
         "with ResultStore(sys.argv[1]).lock():\n    print('held', flush=True)\n    sys.stdin.read()\n")
 
 
@@ -231,7 +231,7 @@ def test_a_lock_of_another_host_is_waited_for_and_named(tmp_path):
 
 
 def test_a_held_lock_is_refreshed(tmp_path, monkeypatch):
-    import bncbench.store as store_mod
+    import bncbench.harness.store as store_mod
 
     monkeypatch.setattr(store_mod, "LOCK_HEARTBEAT", 0.01)
     root = tmp_path / "r"
@@ -351,7 +351,7 @@ def test_a_read_only_results_dir_is_one_line(tmp_path, read_only_dir):
 
 
 FULL_DISK = """import errno, sys
-import bncbench.store as store
+import bncbench.harness.store as store
 real, n = store.atomic_write_bytes, [0]
 def full(path, data):
     if path.suffix == ".json" and "records" in path.parts:
@@ -399,7 +399,7 @@ def test_datasets_the_protocol_cannot_evaluate_are_refused_before_any_task(tmp_p
 
 
 def test_min_rows_is_the_fewest_rows_every_fold_can_use():
-    from bncbench.protocol import cv_folds, min_rows
+    from bncbench.harness.protocol import cv_folds, min_rows
 
     for k in range(2, 8):
         n = min_rows(k)

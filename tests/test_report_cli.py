@@ -26,7 +26,7 @@ def params_of(label: str) -> dict:
 
 
 def with_params(recs: pd.DataFrame) -> pd.DataFrame:
-    """``param.*`` columns, as :func:`bncbench.store.load_results` gives them."""
+    """``param.*`` columns, as :func:`bncbench.harness.store.load_results` gives them."""
     cols = pd.DataFrame([params_of(m) for m in recs["model"]], index=recs.index)
     return recs.join(cols.add_prefix("param."))
 
@@ -142,12 +142,12 @@ def test_config_defaults_and_errors():
 # ------------------------------------------------------------------ end to end
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    import bncbench.data.registry as registry
-    import bncbench.models as models
-    import bncbench.runner as runner
+    import bncbench.data.specs as dataset_specs
+    import bncbench.harness.model_specs as models
+    import bncbench.harness.runner as runner
 
     root = tmp_path_factory.mktemp("run") / "x"
-    runner.run_experiment(datasets=registry.resolve(["synth-nb", "synth-tree"]),
+    runner.run_experiment(datasets=dataset_specs.resolve(["synth-nb", "synth-tree"]),
                           models=[models.ModelSpec("NB", {"structure": "nb"}), models.ModelSpec("TAN", {"structure": "tan"})],
                           results_root=root, protocol=runner.Protocol(0, 2, 2), progress=False)
     return root
@@ -296,8 +296,8 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     import shutil
 
     from bncbench.__main__ import main
-    from bncbench.store import load_results
-    from bncbench.summary import summarize
+    from bncbench.harness.store import load_results
+    from bncbench.report.summary import summarize
 
     cfg, whole = _tan_vs_nb_report(tiny_run, tmp_path, "zero_one, rmse, bias, variance", "whole")
     # the committed summary lost TAN (say its run was cut short); TAN alone is run again elsewhere

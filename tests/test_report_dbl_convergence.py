@@ -67,15 +67,15 @@ LR = {**DBL, "param": "discriminative", "init": "zeros"}
 
 @pytest.fixture(scope="module")
 def dbl_store(tmp_path_factory):
-    import bncbench.data.registry as registry
-    import bncbench.models as models
-    import bncbench.runner as runner
+    import bncbench.data.specs as dataset_specs
+    import bncbench.harness.model_specs as models
+    import bncbench.harness.runner as runner
 
     root = tmp_path_factory.mktemp("dbl") / "store"
     dsets = [{"name": f"synth-{i}", "source": "synthetic", "n_attributes": 5, "n_samples": n, "seed": i}
              for i, n in enumerate([300, 500, 800])]
     specs = [models.ModelSpec(f"{kind}{n}", {**base, "n": n}) for n in (1, 2) for kind, base in (("DBL", DBL), ("LR", LR))]
-    runner.run_experiment(datasets=registry.resolve(dsets), models=specs, results_root=root,
+    runner.run_experiment(datasets=dataset_specs.resolve(dsets), models=specs, results_root=root,
                           protocol=runner.Protocol(0, 1, 2), progress=False)
     cfg_dir = root / "hydra" / "run" / ".hydra"
     cfg_dir.mkdir(parents=True, exist_ok=True)
@@ -87,7 +87,7 @@ def dbl_store(tmp_path_factory):
 
 def test_report_draws_the_dbl_figures(dbl_store, tmp_path):
     from bncbench.report.cli import main as report_main
-    from bncbench.store import load_results
+    from bncbench.harness.store import load_results
 
     out = tmp_path / "rep"
     assert report_main([str(dbl_store), "--out", str(out), "--jobs", "1"]) == 0

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from bncbench.report import stats as S
-from bncbench.report import tables as T
+from bncbench.report import tabulate as T
 
 GOLDEN = Path(__file__).parent / "fixtures" / "report"
 UPDATE = os.environ.get("BNCBENCH_UPDATE_GOLDEN") == "1"

@@ -7,7 +7,7 @@ import pytest
 
 from bncbench.errors import BNCBenchError
 from bncbench.report import figures as F
-from bncbench.report import tables as T
+from bncbench.report import tabulate as T
 from bncbench.report.build import report_from_frames
 from bncbench.report.config import build_config, read_report_section
 from bncbench.report.stats import sign_test, wdl_table, winloss_data
@@ -244,7 +244,7 @@ def test_winloss_config_errors():
 def _petitjean_labels():
     from omegaconf import OmegaConf
 
-    from bncbench.app import compose_config, plan
+    from bncbench.harness.app import compose_config, plan
 
     overrides = ["+experiment=petitjean2018", "dataset.names=[synth-nb]"]
     return [m.label for m in plan(overrides).models], OmegaConf.to_container(compose_config(overrides).report)
@@ -252,7 +252,7 @@ def _petitjean_labels():
 
 def test_petitjean2018_report_section():
     """Every label of the experiment's report section is a label the experiment produces; Fig. 6(b) has both curves."""
-    from bncbench.app import conf_dir
+    from bncbench.harness.app import conf_dir
 
     labels, section = _petitjean_labels()
     assert {"NB m-est", "KDB-5 m-est", "NB HDP", "KDB-4 HDP", "SkDB-5 HDP", "TAN HDP", "RF"} <= set(labels)
@@ -280,7 +280,7 @@ def test_petitjean2018_report_section():
 def test_petitjean2018_names_both_backoff_rules():
     """Both m-estimate back-off rules are in the experiment, each label naming one model: "m-est" is
     per class (the committed run's models, unchanged), "m-est (any class)" the authors' C++ learner's rule."""
-    from bncbench.app import plan
+    from bncbench.harness.app import plan
 
     models = {m.label: m.params for m in plan(["+experiment=petitjean2018", "dataset.names=[synth-nb]"]).models}
     for s in ("NB", "TAN", "KDB-1", "KDB-2", "KDB-3", "KDB-4", "KDB-5", "SkDB-5"):

@@ -136,8 +136,8 @@ def test_from_the_classifier(small):
 
 def test_from_the_command_line_config():
     """``param.reg=rows_one`` composes (the typed schema accepts it) and reaches the model's parameters."""
-    from bncbench.app import compose_config
-    from bncbench.models import model_spec
+    from bncbench.harness.app import compose_config
+    from bncbench.harness.model_specs import model_spec
 
     cfg = compose_config(["structure=anje", "structure.n=2", "param=weighted", "init=zeros", "param.reg=rows_one",
                           "param.lam=0.01"])

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from conftest import REPO, run_cli
 
-from bncbench.data import registry
-from bncbench.models import ModelSpec
-from bncbench.runner import Protocol, evaluate, run_experiment
-from bncbench.store import load_predictions, load_results, record_files
-from bncbench.summary import summarize
+from bncbench.data import specs
+from bncbench.harness.model_specs import ModelSpec
+from bncbench.harness.runner import Protocol, evaluate, run_experiment
+from bncbench.harness.store import load_predictions, load_results, record_files
+from bncbench.report.summary import summarize
 
 TIMING = {"train_time", "test_time", "path", "trace"}
 
@@ -28,7 +28,7 @@ def _comparable(root):
 
 def _run(root, models=None, datasets=("synth-nb", "sklearn-iris"), rounds=2, n_jobs=1):
     models = models or [ModelSpec("NB", {"structure": "nb"}), ModelSpec("KDB-1", {"structure": "kdb", "k": 1})]
-    return run_experiment(registry.resolve(list(datasets)), models, results_root=root,
+    return run_experiment(specs.resolve(list(datasets)), models, results_root=root,
                           protocol=Protocol(seed=3, rounds=rounds, folds=2), n_jobs=n_jobs, progress=False)
 
 
@@ -150,7 +150,7 @@ def test_random_forest_baseline_runs_on_the_same_folds(tmp_path):
 def test_another_configuration_under_the_same_label_is_refused(tmp_path):
     from bncbench.errors import BNCBenchError
 
-    from bncbench.app import plan
+    from bncbench.harness.app import plan
 
     (first,) = plan(["structure=nb", "estimator.m=1.0", "dataset.names=[synth-nb]"]).models
     _run(tmp_path, models=[first], datasets=("synth-nb",))
@@ -203,7 +203,7 @@ def test_a_failed_task_makes_the_command_exit_1(tmp_path):
 def test_stale_temp_files_of_dead_writers_are_removed_live_ones_kept(tmp_path):
     import socket
 
-    from bncbench.store import ResultStore
+    from bncbench.harness.store import ResultStore
 
     d = tmp_path / "records" / "ds" / "m"
     d.mkdir(parents=True)
@@ -219,23 +219,23 @@ def test_stale_temp_files_of_dead_writers_are_removed_live_ones_kept(tmp_path):
 
 def test_progress_is_logged_without_a_terminal(tmp_path, capsys, monkeypatch):
     """No TTY (pytest captures stderr): tqdm is silent, one progress line a minute and a final one."""
-    from bncbench import runner
+    from bncbench.harness import runner
 
     clock = iter(float(60 * i) for i in range(1000))  # every task "takes" a minute
     monkeypatch.setattr(runner, "_clock", lambda: next(clock))
-    run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("NB", {"structure": "nb"})], results_root=tmp_path,
+    run_experiment(specs.resolve(["synth-nb"]), [ModelSpec("NB", {"structure": "nb"})], results_root=tmp_path,
                    protocol=Protocol(seed=0, rounds=2, folds=2), progress=None)
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("tasks:")]
     assert len(lines) == 4
     assert lines[0] == "tasks: 1/4 (25.0 %), 0 failed, elapsed 0:01:00, ETA 0:03:00"
     assert lines[-1] == "tasks: 4/4 (100.0 %), 0 failed, elapsed 0:04:00, ETA 0:00:00"
-    run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("KDB-1", {"structure": "kdb", "k": 1})],
+    run_experiment(specs.resolve(["synth-nb"]), [ModelSpec("KDB-1", {"structure": "kdb", "k": 1})],
                    results_root=tmp_path, protocol=Protocol(seed=0, rounds=2, folds=2), progress=False)
     assert "tasks:" not in capsys.readouterr().err  # progress=False: silent
     # the fits of the tasks say how far they are at the same rate (here: at every iteration)
     real = runner._ProgressLog
     monkeypatch.setattr(runner, "_ProgressLog", lambda total, every: real(total, every=0.0))
-    run_experiment(registry.resolve(["synth-nb"]), [ModelSpec("NB^w", {"structure": "nb", "param": "weighted"})],
+    run_experiment(specs.resolve(["synth-nb"]), [ModelSpec("NB^w", {"structure": "nb", "param": "weighted"})],
                    results_root=tmp_path, protocol=Protocol(seed=0, rounds=2, folds=2), progress=None)
     err = capsys.readouterr().err.splitlines()
     for r, f in ((0, 0), (0, 1), (1, 0), (1, 1)):
@@ -244,7 +244,7 @@ def test_progress_is_logged_without_a_terminal(tmp_path, capsys, monkeypatch):
 
 
 def test_progress_log_is_rate_limited(capsys, monkeypatch):
-    from bncbench import runner
+    from bncbench.harness import runner
 
     t = iter([0.0, 10.0, 20.0, 70.0, 80.0, 90.0])  # start, then one reading per task
     monkeypatch.setattr(runner, "_clock", lambda: next(t))
@@ -257,9 +257,9 @@ def test_progress_log_is_rate_limited(capsys, monkeypatch):
 
 
 def test_only_selects_models_of_the_grid_by_label_with_the_same_keys():
-    from bncbench.app import plan
+    from bncbench.harness.app import plan
     from bncbench.errors import BNCBenchError
-    from bncbench.runner import Task
+    from bncbench.harness.runner import Task
 
     base = ["+experiment=zaidi_dbl", "dataset.names=[synth-nb]"]
     full = plan(base)
@@ -278,8 +278,8 @@ def test_only_selects_models_of_the_grid_by_label_with_the_same_keys():
 
 
 def test_the_first_task_of_a_model_in_a_process_is_warmed_up_untimed_once(monkeypatch, tmp_path):
-    import bncbench.baselines as baselines
-    import bncbench.runner as runner
+    import bncbench.harness.model_specs as baselines
+    import bncbench.harness.runner as runner
 
     fits = []
     real = baselines.make_estimator
@@ -335,7 +335,7 @@ def _tiny_registry(tmp_path, **fields):
 
 
 def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_path, monkeypatch, capsys):
-    from bncbench.runner import Task
+    from bncbench.harness.runner import Task
 
     ddir, reg = _tiny_registry(tmp_path, provenance={"source": "hand-made"}, differences=["none"])
     monkeypatch.setenv("BNCBENCH_REGISTRY", str(reg))
@@ -343,7 +343,7 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
 
     def run():
         registry._fingerprint.cache_clear()  # computed once per spec and process
-        return run_experiment(registry.resolve(["tiny"]), [nb], results_root=tmp_path / "res", data_dir=str(ddir),
+        return run_experiment(specs.resolve(["tiny"]), [nb], results_root=tmp_path / "res", data_dir=str(ddir),
                               protocol=Protocol(seed=0, rounds=1, folds=2), progress=False)
 
     keys = run()["keys"]
@@ -358,7 +358,7 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
     # a parse option is: another configuration under the same label
     ddir, reg = _tiny_registry(tmp_path, missing_class="drop")
     registry._fingerprint.cache_clear()
-    task = Task(registry.resolve(["tiny"])[0], nb, 0, 0, Protocol(seed=0, rounds=1, folds=2), str(ddir))
+    task = Task(specs.resolve(["tiny"])[0], nb, 0, 0, Protocol(seed=0, rounds=1, folds=2), str(ddir))
     assert task.key not in keys
 
     # a store written when the whole entry was hashed: its records move to the new keys, nothing reruns
@@ -366,18 +366,18 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
     registry._fingerprint.cache_clear()
     for p in record_files(tmp_path / "res"):
         rec = json.loads(p.read_text())
-        t = Task(registry.resolve(["tiny"])[0], nb, rec["round"], rec["fold"], Protocol(seed=0, rounds=1, folds=2))
+        t = Task(specs.resolve(["tiny"])[0], nb, rec["round"], rec["fold"], Protocol(seed=0, rounds=1, folds=2))
         assert t.key == rec["key"] and t.legacy_key not in (None, t.key)
         old = p.with_name(f"r{rec['round']}f{rec['fold']}-{t.legacy_key}.json")
         p.with_suffix(".npz").rename(old.with_suffix(".npz"))
         old.write_text(json.dumps({**rec, "key": t.legacy_key}))
         p.unlink()
     # a dry run counts them as done where they are and moves nothing
-    from bncbench.runner import pending_tasks
+    from bncbench.harness.runner import pending_tasks
 
     legacy = sorted(p.name for p in record_files(tmp_path / "res"))
     assert not set(legacy) & set(records)
-    tasks, pending = pending_tasks(registry.resolve(["tiny"]), [nb], results_root=tmp_path / "res",
+    tasks, pending = pending_tasks(specs.resolve(["tiny"]), [nb], results_root=tmp_path / "res",
                                    protocol=Protocol(seed=0, rounds=1, folds=2), data_dir=str(ddir), move=False)
     assert len(tasks) == 2 and pending == []
     assert sorted(p.name for p in record_files(tmp_path / "res")) == legacy
@@ -392,7 +392,7 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
 
 
 def test_rekey_after_a_kill_at_any_step(tmp_path):
-    from bncbench.store import ResultStore
+    from bncbench.harness.store import ResultStore
 
     store = ResultStore(tmp_path)
     old, new = store.record_path("d", "m", 0, 0, "old"), store.record_path("d", "m", 0, 0, "new")
@@ -411,7 +411,7 @@ def test_records_name_their_environment_which_stays_out_of_the_key(tmp_path):
     import scipy
 
     from bncbench import __version__
-    from bncbench.provenance import KEYS
+    from bncbench.harness.provenance import KEYS
 
     _run(tmp_path, datasets=("synth-nb",), rounds=1)
     df = load_results(tmp_path)
@@ -437,8 +437,8 @@ def test_records_name_their_environment_which_stays_out_of_the_key(tmp_path):
 def test_an_interrupt_within_a_compiled_kernel_stops_the_task_unrecorded(monkeypatch, cause, recorded):
     """numba hands an interrupt (Ctrl-C, the CLI's SIGTERM) that comes while a kernel runs on as the
     cause of a SystemError; the task must stop, not be recorded as failed with that SystemError."""
-    from bncbench.classifier import BNClassifier
-    from bncbench.runner import Task, evaluate_task
+    from bncbench.model.classifier import BNClassifier
+    from bncbench.harness.runner import Task, evaluate_task
 
     def fit(self, X, y):
         try:
@@ -448,7 +448,7 @@ def test_an_interrupt_within_a_compiled_kernel_stops_the_task_unrecorded(monkeyp
                 from exc
 
     monkeypatch.setattr(BNClassifier, "fit", fit)
-    task = Task(registry.resolve(["synth-nb"])[0], ModelSpec("NB", {"structure": "nb"}), 0, 0,
+    task = Task(specs.resolve(["synth-nb"])[0], ModelSpec("NB", {"structure": "nb"}), 0, 0,
                 Protocol(seed=0, rounds=1, folds=2))
     if recorded:
         rec = evaluate_task(task)

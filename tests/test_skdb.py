@@ -5,8 +5,8 @@ import pytest
 
 from bncbench.structures.skdb import SkDB, loo_rmse_grid, restrict, skdb, skdb_search
 from bncbench.structures.kdb import kdb
-from bncbench.counts import mutual_information
-from bncbench.tables import CountTables
+from bncbench.bn.counts import mutual_information
+from bncbench.bn.count_tables import CountTables
 
 
 def _data(seed=0, N=60, cards=(3, 2, 4, 3, 2), n_classes=3):

@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bncbench.counts import conditional_mutual_information, mutual_information
+from bncbench.bn.counts import conditional_mutual_information, mutual_information
 from bncbench.data.sources import RandomBNC, sample_random_bnc
 from bncbench.errors import BNCBenchError
 from bncbench.components import STRUCTURES

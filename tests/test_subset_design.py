@@ -21,7 +21,7 @@ from bncbench.engine import CLL, Data
 from bncbench.engine import subset_design as sd
 from bncbench.engine.row_table import RowTable, design_of
 from bncbench.engine.subset_design import SubsetDesign
-from bncbench.engine.subsets import SubsetLayout
+from bncbench.engine.subset_layout import SubsetLayout
 
 RTOL = 1e-10
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.svm import SVC
 
-from bncbench.baselines import make_estimator
+from bncbench.harness.model_specs import make_estimator
 from bncbench.engine.validation import split
 from bncbench.errors import BNCBenchError
 

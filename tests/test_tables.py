@@ -6,7 +6,7 @@ from sklearn.naive_bayes import CategoricalNB
 
 from bncbench import BNClassifier
 from bncbench.data.sources import random_bnc, sample_random_bnc
-from bncbench.tables import CountTables
+from bncbench.bn.count_tables import CountTables
 
 # attribute 0 (card 2), attribute 1 (card 3) with parent 0; two classes
 X = np.array([[0, 0], [0, 1], [1, 2], [1, 2], [0, 0], [1, 1]])
@@ -82,7 +82,7 @@ def test_nb_matches_categorical_nb_without_smoothing():
 
 
 def test_sparse_and_dense_tables_agree(monkeypatch):
-    import bncbench.tables as tables
+    import bncbench.bn.count_tables as tables
 
     model = random_bnc(6, cardinality=(3, 5), p=2, n_classes=2, alpha=0.5, seed=5)
     Xs, ys = sample_random_bnc(model, 3000, seed=2)

@@ -11,11 +11,11 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.components import STRUCTURES
-from bncbench.structures.base import TrainingData
+from bncbench.structures.network import TrainingData
 from bncbench.structures.cr_search import ArcScorer
 from bncbench.structures.tan_cr import tan_cr
 from bncbench.structures.tan_omi_cr import class_information_given, omi_order, tan_omi_cr
-from bncbench.tables import CountTables
+from bncbench.bn.count_tables import CountTables
 
 
 def _full_correct(X, y, parents, cards, n_classes, m):
@@ -181,7 +181,7 @@ def test_missing_values_are_summed_out_exactly(name):
 
 
 def test_scorer_cmi_is_the_shared_one(rng):
-    from bncbench.counts import conditional_mutual_information
+    from bncbench.bn.counts import conditional_mutual_information
 
     X, y, cards, C = _data(rng)
     np.testing.assert_allclose(ArcScorer(X, y, cards, C).class_conditional_mi(),

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.data import registry
-from bncbench.preprocess import Discretizer
-from bncbench.weka import DEFAULT_JAR, run_weka, weka_jar
+from bncbench.data import specs
+from bncbench.model.preprocess import Discretizer
+from bncbench.peers.weka import DEFAULT_JAR, run_weka, weka_jar
 
 pytestmark = pytest.mark.skipif(weka_jar() is None, reason=f"Weka is not installed (no $WEKA_JAR or {DEFAULT_JAR}, "
                                 "or no java/javac): apt-get install -y weka")
@@ -48,7 +48,7 @@ def test_a1de_is_wekas_aode_on_synthetic_codes(limit, m):
 
 @pytest.mark.parametrize("name", ["sklearn-wine", "sklearn-breast_cancer"])
 def test_a1de_is_wekas_aode_on_discretized_data(name):
-    ds = registry.load(registry.resolve([name])[0])
+    ds = specs.load(specs.resolve([name])[0])
     y = np.asarray(ds.y, dtype=np.int64)
     train = np.arange(len(y)) % 2 == 0
     disc = Discretizer().fit(ds.X[train], y[train])

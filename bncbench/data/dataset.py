@@ -5,7 +5,7 @@ A :class:`Dataset` is a typed table: nominal attributes are pandas
 attributes are ``float64`` columns, and a missing value is ``NaN`` in either.
 The class is a vector of integer codes into :attr:`Dataset.classes`.
 
-Models never see this table directly: :class:`bncbench.preprocess.Discretizer`
+Models never see this table directly: :class:`bncbench.model.preprocess.Discretizer`
 turns it into integer category codes (fitting MDL cut points on the training
 fold only), which is the form every model consumes.
 """

@@ -38,7 +38,7 @@ ordinary attribute (age, a count) out.
 Identifiers are detected, never dropped silently: loaders warn (one
 :class:`~bncbench.errors.IdentifierWarning` naming the columns) and drop them only with the
 dataset option ``drop_identifiers`` (default false: the papers kept such columns);
-:class:`~bncbench.classifier.BNClassifier` warns on a table it discretizes or reads as codes.
+:class:`~bncbench.model.classifier.BNClassifier` warns on a table it discretizes or reads as codes.
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ class Saver:
         now = self.owner.clock()
         if now - self._last < self.owner.every:
             return False
-        from bncbench.store import atomic_file
+        from bncbench.atomic import atomic_file
 
         try:
             with atomic_file(self.path) as fh:

@@ -1,7 +1,7 @@
 """The factor layout of a geometric ensemble: the members' rows side by side, one class row.
 
 A geometric ensemble scores ``log P(y) + sum_m w_m log P_m(x | y)``
-(:data:`bncbench.structures.base.COMBINE_RULES`): a log-linear model whose
+(:data:`bncbench.structures.network.COMBINE_RULES`): a log-linear model whose
 factors are the members' attribute factors, each scaled by its member's
 weight, plus a single class factor. :class:`CompositeLayout` lays them out as
 one :class:`~bncbench.engine.design.Layout` would, so every parameter map,
@@ -16,7 +16,7 @@ the loss and the optimizers work on it unchanged:
   The generative ``Phi`` is ``w_m log theta`` on member ``m``'s rows; the
   extended parameterization keeps ``w_m`` as a fixed scale of its softmax, so
   at generative initialization every parameterization scores exactly as the
-  generative ensemble (:class:`bncbench.estimators.base.EnsembleScorer`).
+  generative ensemble (:class:`bncbench.estimators.scorer.EnsembleScorer`).
 """
 
 from __future__ import annotations

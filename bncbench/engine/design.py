@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bncbench.counts import mixed_radix
-from bncbench.tables import CountTables
+from bncbench.bn.counts import mixed_radix
+from bncbench.bn.count_tables import CountTables
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
-    from bncbench.tables import Factor
+    from bncbench.bn.count_tables import Factor
 
 LOG_FLOOR = float(np.log(np.finfo(float).tiny))  # ~ -708: replaces log 0 (only reachable with m = 0)
 

@@ -24,7 +24,7 @@ from bncbench.engine.inits import make_init
 from bncbench.engine.optim import ENGINE_KEYS
 from bncbench.engine.problem import REG_SCALES
 from bncbench.engine.row_table import design_of
-from bncbench.engine.subsets import SubsetLayout
+from bncbench.engine.subset_layout import SubsetLayout
 from bncbench.errors import BNCBenchError
 from bncbench.registry import union
 
@@ -172,7 +172,7 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
     ----------
     scorer : CountScorer, EnsembleScorer or a scorer with ``factor_rows``
         One network's m-estimates, a geometric ensemble of them, or an
-        attribute-subset model such as AnJE (:class:`~bncbench.engine.subsets.SubsetLayout`).
+        attribute-subset model such as AnJE (:class:`~bncbench.engine.subset_layout.SubsetLayout`).
     codes : ndarray (n, a)
         Training codes of all the attributes.
     param : str

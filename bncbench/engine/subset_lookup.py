@@ -1,6 +1,6 @@
 """The rows of ``Phi`` of attribute-subset factors, found from the attribute codes (compiled).
 
-An AnJE's factor ``1 + s`` (:class:`~bncbench.engine.subsets.SubsetLayout`) uses, per instance,
+An AnJE's factor ``1 + s`` (:class:`~bncbench.engine.subset_layout.SubsetLayout`) uses, per instance,
 the row of the value combination of subset ``s``: ``1 + r`` for the scorer's seen row ``r``, the
 subset's unseen row ``1 + R + s`` for a combination never seen in training, none (-1) where a value
 of the subset is out of range (code -1). :class:`SubsetLookup` finds these rows from the
@@ -27,7 +27,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from bncbench.counts import find_sorted
+from bncbench.bn.counts import find_sorted
 from bncbench.estimators.subset_rows import subset_keys
 
 DENSE_BUDGET = 256 * 2**20

@@ -1,9 +1,9 @@
 """Generative parameter estimates, registered in :data:`bncbench.components.ESTIMATORS`.
 
 An estimator is a function ``fit(network: Network, data: TrainingData, **hyperparameters) -> Scorer``
-for one network; :func:`bncbench.estimators.base.estimate` applies it to every member of a structure.
+for one network; :func:`bncbench.estimators.scorer.estimate` applies it to every member of a structure.
 """
 
-from bncbench.estimators.base import EnsembleScorer, Scorer, estimate
+from bncbench.estimators.scorer import EnsembleScorer, Scorer, estimate
 
 __all__ = ["EnsembleScorer", "Scorer", "estimate"]

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING
 import numba
 import numpy as np
 
-from bncbench.counts import find_sorted
+from bncbench.bn.counts import find_sorted
 from bncbench.errors import BNCBenchError
-from bncbench.estimators.base import SubsetScorer
+from bncbench.estimators.scorer import SubsetScorer
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
-from bncbench.structures.subsets import SubsetMembers
+from bncbench.structures.subset_ensembles import SubsetMembers
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

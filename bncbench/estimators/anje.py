@@ -18,9 +18,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from bncbench.estimators.base import SubsetScorer
+from bncbench.estimators.scorer import SubsetScorer
 from bncbench.estimators.subset_rows import SubsetRows, compact_codes, rows_in_subset, transposed
-from bncbench.structures.subsets import SubsetMembers, anje_exponent
+from bncbench.structures.subset_ensembles import SubsetMembers, anje_exponent
 
 
 class AnJETables:

@@ -27,8 +27,8 @@ from bncbench.components import ESTIMATORS
 from bncbench.engine.design import Layout
 from bncbench.engine.row_table import design_of
 from bncbench.estimators.mestimate import CountScorer
-from bncbench.structures.base import Network, TrainingData
-from bncbench.tables import CountTables
+from bncbench.structures.network import Network, TrainingData
+from bncbench.bn.count_tables import CountTables
 
 EBNC_FLOOR = 1e-75
 """The EBNC code's floor on an estimate before its log."""

@@ -9,7 +9,7 @@ import numpy as np
 from bncbench.components import ESTIMATORS
 from bncbench.hdp import TYINGS, HDPTables, fit_hdp
 from bncbench.registry import Hyperparameter, integer, options
-from bncbench.structures.base import Network, TrainingData
+from bncbench.structures.network import Network, TrainingData
 
 ITERATIONS = Hyperparameter("hdp_iterations", 5000, [integer(1)],
                             "Gibbs iterations (the reference code's default; the paper reports 50,000)", int)
@@ -26,7 +26,7 @@ class HDPScorer:
     hdp : HDPTables
         The estimates, fitted on ``codes[:, columns]``.
     columns : ndarray of int64
-        The attributes the network uses (:attr:`~bncbench.structures.base.Network.columns`).
+        The attributes the network uses (:attr:`~bncbench.structures.network.Network.columns`).
     """
 
     hdp: HDPTables

@@ -17,10 +17,10 @@ from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, options
 from bncbench.estimators.ande import AnDEScorer, AnDETables
 from bncbench.estimators.anje import AnJEScorer, AnJETables
-from bncbench.estimators.base import SubsetScorer, TablesScorer
-from bncbench.structures.base import LearnedStructure, Network, TrainingData
-from bncbench.structures.subsets import ENSEMBLES
-from bncbench.tables import BACKOFF_RULES, CountTables
+from bncbench.estimators.scorer import SubsetScorer, TablesScorer
+from bncbench.structures.network import LearnedStructure, Network, TrainingData
+from bncbench.structures.subset_ensembles import ENSEMBLES
+from bncbench.bn.count_tables import BACKOFF_RULES, CountTables
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -32,8 +32,8 @@ BACKOFF = Hyperparameter(
     "back-off of an unseen parent configuration: per_class (longest prefix with N(prefix, y) > 0, each class) "
     "or any_class (longest prefix seen with any class, for every class: the authors' C++ learner)",
     type=str, omit_default=True)
-"""The m-estimate's back-off rule (:data:`bncbench.tables.BACKOFF_RULES`, module docstring of
-:mod:`bncbench.tables`); left out of a model's parameters while per class, so records made
+"""The m-estimate's back-off rule (:data:`bncbench.bn.count_tables.BACKOFF_RULES`, module docstring of
+:mod:`bncbench.bn.count_tables`); left out of a model's parameters while per class, so records made
 before it existed keep their task keys."""
 M_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
 """The values ``m="auto"`` chooses from (Petitjean et al. 2018, §6.1)."""
@@ -78,7 +78,7 @@ class CountScorer(TablesScorer):
         Returns
         -------
         ndarray of shape (n, n_classes)
-            :meth:`CountTables.log_joint <bncbench.tables.CountTables.log_joint>` with ``m``.
+            :meth:`CountTables.log_joint <bncbench.bn.count_tables.CountTables.log_joint>` with ``m``.
         """
         return self.tables.log_joint(codes[:, self.columns], self.m)
 
@@ -108,7 +108,7 @@ def choose_m(structure: list, cards: ArrayLike, codes: np.ndarray, y: np.ndarray
     -------
     float
         The chosen value of :data:`M_GRID` (see :func:`pick_m`, which this calls with
-        :class:`~bncbench.tables.CountTables` of ``structure``).
+        :class:`~bncbench.bn.count_tables.CountTables` of ``structure``).
     """
     return pick_m(lambda X, yy: CountTables(structure, cards, n_classes, backoff).fit(X, yy), codes, y,
                   random_state)
@@ -135,11 +135,11 @@ def pick_m(fit: Callable[[np.ndarray, np.ndarray], Any], codes: np.ndarray, y: n
     Returns
     -------
     float
-        The value of :data:`M_GRID` with the lowest RMSE (:func:`bncbench.protocol.rmse`) on the
+        The value of :data:`M_GRID` with the lowest RMSE (:func:`bncbench.metrics.rmse`) on the
         holdout among those giving finite probabilities; 1.0 when ``N < 10`` (no holdout) or
         when no value gives finite probabilities.
     """
-    from bncbench.protocol import rmse
+    from bncbench.metrics import rmse
 
     n = codes.shape[0]
     n_hold = min(n // 10, 5000)
@@ -169,7 +169,7 @@ def fit_subset_ensemble(structure: LearnedStructure, data: TrainingData, *, m: f
     structure : LearnedStructure
         The subset ensemble: ``info["ensemble"]`` is ``"ande"`` (with ``info["min_count"]``, the
         frequency limit) or otherwise AnJE; ``members`` is its
-        :class:`~bncbench.structures.subsets.SubsetMembers`.
+        :class:`~bncbench.structures.subset_ensembles.SubsetMembers`.
     data : TrainingData
         The training data.
     m : float or "auto"
@@ -213,7 +213,7 @@ def fit_mestimate(network: Network, data: TrainingData, *, m: float | str,
                   backoff: str = BACKOFF_RULES[0]) -> CountScorer:
     """m-estimates with back-off to the longest parent prefix that has data.
 
-    Two back-off rules (:mod:`bncbench.tables`; Petitjean et al. 2018, §6: "if zero counts are
+    Two back-off rules (:mod:`bncbench.bn.count_tables`; Petitjean et al. 2018, §6: "if zero counts are
     found, we back off as many levels in the tree as necessary to find at least one count"):
     ``per_class`` takes, for each class, the longest parent prefix with data for that class;
     ``any_class``, what the authors' C++ learner does, the longest prefix seen with any class,

@@ -5,7 +5,7 @@ attributes. Their full tables have ``|X_alpha| = prod_{i in alpha} |X_i|`` rows 
 is large for high-cardinality attributes or n = 3; :class:`SubsetRows` keeps only the
 combinations seen in training, numbered **rows**: the rows of subset ``s`` are
 ``row_start[s] .. row_start[s + 1] - 1``, one per seen key (the mixed-radix code of ``x_alpha``,
-first attribute most significant, as :func:`bncbench.counts.mixed_radix`), keys increasing.
+first attribute most significant, as :func:`bncbench.bn.counts.mixed_radix`), keys increasing.
 Memory is proportional to the seen combinations (at most ``min(N, |X_alpha|)`` per subset).
 
 Lookup of an instance's row in subset ``s``: through a dense map ``key -> row`` where the
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from bncbench.counts import find_sorted
+from bncbench.bn.counts import find_sorted
 from bncbench.errors import BNCBenchError
 
 UNSEEN = -1

@@ -2,7 +2,7 @@
 
 An executor is the runner's one seam to compute resources. It maps a function
 over tasks and yields the results as they finish, in any order; the function
-and the tasks are picklable (tasks are typed, pure; see :mod:`bncbench.runner`).
+and the tasks are picklable (tasks are typed, pure; see :mod:`bncbench.harness.runner`).
 A backend is one module here registering one class:
 
 ``joblib`` (:mod:`.local`)   worker processes on this machine (the default)
@@ -17,7 +17,7 @@ from typing import Any
 from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
 from bncbench.components import EXECUTORS
-from bncbench.executors.base import Executor, in_worker
+from bncbench.executors.executor import Executor, in_worker
 from bncbench.executors.dask import DaskExecutor
 from bncbench.executors.local import JoblibExecutor, check_n_jobs
 from bncbench.executors.slurm import SlurmExecutor

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from bncbench.errors import BNCBenchError
-from bncbench.executors.base import require
+from bncbench.executors.executor import require
 from bncbench.executors.slurm_jobs import VANISHED_GRACE, Vanished
 
 JOB_NAME = "bncbench-dask"

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Iterator
 
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
-from bncbench.executors.base import R, T, in_worker
+from bncbench.executors.executor import R, T, in_worker
 from bncbench.registry import Hyperparameter
 
 
@@ -89,7 +89,7 @@ _WATCHING: set = set()
 
 
 def _orphan_safe(fn, item, parent: int):
-    """:func:`~bncbench.executors.base.in_worker` in a loky worker that exits once ``parent`` (the run) is gone.
+    """:func:`~bncbench.executors.executor.in_worker` in a loky worker that exits once ``parent`` (the run) is gone.
 
     A run killed alone (``kill -9`` of its main process) would otherwise leave its workers
     computing their tasks for minutes, results nobody stores. A daemon thread per worker checks

@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Iterator
 
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
-from bncbench.executors.base import R, T, in_worker, require
+from bncbench.executors.executor import R, T, in_worker, require
 from bncbench.executors.slurm_jobs import JOB_OPTIONS, VANISHED_GRACE, Vanished, require_commands
 from bncbench.registry import Hyperparameter, integer, options
 

@@ -61,7 +61,7 @@ from bncbench.hdp.fit import fit_hdp
 from bncbench.hdp.kernels import AGG_DEPTH, CONCENTRATION_CAP, PRIOR_RATE, PRIOR_SHAPE
 from bncbench.hdp.rng import SMALL_BETA
 from bncbench.hdp.stirling import MAX_TABLE_BYTES, log_stirling, stirling_table
-from bncbench.hdp.tables import HDPTables
+from bncbench.hdp.estimates import HDPTables
 from bncbench.hdp.tree import ROOT_CONCENTRATION, TYINGS, check_invariants
 
 __all__ = [

@@ -12,7 +12,7 @@ import numpy as np
 from bncbench.errors import BNCBenchError
 from bncbench.hdp.kernels import AGG_DEPTH, _record, _run_tree
 from bncbench.hdp.stirling import _STIRLING
-from bncbench.hdp.tables import HDPTables
+from bncbench.hdp.estimates import HDPTables
 from bncbench.hdp.tree import (
     TYINGS,
     _build_tree,

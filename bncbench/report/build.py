@@ -3,7 +3,7 @@
 Layout of ``reports/<name>/``::
 
     index.md, index.html          links to (and shows) every table and figure
-    summary.csv                   per (dataset, model) means (bncbench.summary.summarize), each model's parameters
+    summary.csv                   per (dataset, model) means (bncbench.report.summary.summarize), each model's parameters
     tables/<wdl name>.{tex,md,csv}       W-D-L tables with sign tests (All / Big)
     tables/<win/loss plot name>.{tex,md,csv}   the W-D-L counts behind a win/loss plot
     tables/geomean.{md,csv}              geometric means normalized to each group's reference
@@ -31,7 +31,7 @@ from typing import Callable
 import pandas as pd
 
 from bncbench.errors import BNCBenchError
-from bncbench.report import tables as T
+from bncbench.report import tabulate as T
 from bncbench.report.config import ReportConfig, build_config, find_run_config, read_report_section
 from bncbench.report.families import model_params
 from bncbench.report.sections import (  # noqa: F401  (Section is part of this module's interface)
@@ -49,7 +49,8 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
 )
 from bncbench.report.supplement import (read_supplement, rounded_mixes, supplement_summary, supplied_params,
                                        with_params)
-from bncbench.store import atomic_write_bytes, load_results
+from bncbench.atomic import atomic_write_bytes
+from bncbench.harness.store import load_results
 
 
 @dataclass
@@ -144,7 +145,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
         Command-line options (keys ``config``, ``supplement``, ``pairs``, ``reference``, ``metrics``,
         ``models``, ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``,
         ``friedman_models``, ``figures``, ``n_jobs``, ``strict``: refuse an unreadable record instead
-        of naming and leaving it out, :func:`~bncbench.store.load_results`); None values are
+        of naming and leaving it out, :func:`~bncbench.harness.store.load_results`); None values are
         ignored. Not modified.
         ``supplement`` is another run's ``summary.csv`` whose rows complete the summary, its
         models that the records lack included when it names their parameters
@@ -188,7 +189,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     wanted = overrides.get("models") or section.get("models")
     if wanted:
         records = records[records["model"].isin(list(wanted))]
-    from bncbench.summary import summarize
+    from bncbench.report.summary import summarize
 
     summary = summarize(records.drop(columns=["trace"], errors="ignore"), correction=_read_correction(cfg_path))
     summary = with_params(summary, model_params(records))
@@ -225,7 +226,7 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
     records : pandas.DataFrame
         Records as ``load_results(..., with_trace=True)`` returns them.
     summary : pandas.DataFrame
-        Their :func:`~bncbench.summary.summarize` table.
+        Their :func:`~bncbench.report.summary.summarize` table.
     out : str or os.PathLike
         Report directory (created as needed).
     section : dict, optional

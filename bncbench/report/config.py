@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bncbench.errors import BNCBenchError
-from bncbench.protocol import METRIC_TABLE
+from bncbench.harness.protocol import METRIC_TABLE
 from bncbench.report.families import Family, families
 from bncbench.report.stats import SUBSET_NAMES, SUBSETS
 
@@ -65,7 +65,7 @@ DEFAULT_FRIEDMAN_METRICS = ["zero_one", "rmse"]
 DEFAULT_PER_DATASET_METRICS = ["zero_one", "rmse", "train_time"]
 """The metrics of the per-dataset tables unless the config says (``per_dataset_metrics``)."""
 KNOWN_METRICS = [m.name for m in METRIC_TABLE]
-"""Every metric a report may name (:data:`bncbench.protocol.METRIC_TABLE`)."""
+"""Every metric a report may name (:data:`bncbench.harness.protocol.METRIC_TABLE`)."""
 
 
 @dataclass

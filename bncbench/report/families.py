@@ -51,7 +51,7 @@ class Family:
 
 
 def model_params(records: pd.DataFrame) -> dict[str, dict]:
-    """``{label: parameters}`` from the ``param.*`` columns of :func:`bncbench.store.load_results`.
+    """``{label: parameters}`` from the ``param.*`` columns of :func:`bncbench.harness.store.load_results`.
 
     Parameters
     ----------

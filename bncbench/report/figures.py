@@ -32,7 +32,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from bncbench.protocol import METRIC_TABLE  # noqa: E402
+from bncbench.harness.protocol import METRIC_TABLE  # noqa: E402
 from bncbench.report.stats import geometric_mean_ratios, metric_matrix, metric_name, subset_datasets  # noqa: E402
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def save(fig: Figure, base: str | os.PathLike, *, tight: bool = False) -> list[P
     list of pathlib.Path
         The written files, PDF first. PDF and PNG carry no creation date or software metadata.
     """
-    from bncbench.store import atomic_write_bytes
+    from bncbench.atomic import atomic_write_bytes
 
     base = Path(base)
     tight = tight or getattr(fig, "_bncbench_tight", False)
@@ -129,7 +129,7 @@ def geomean_figure(summary: pd.DataFrame, models: list[str], reference: str, met
     Parameters
     ----------
     summary : pandas.DataFrame
-        Per-dataset means (:func:`bncbench.summary.summarize`).
+        Per-dataset means (:func:`bncbench.report.summary.summarize`).
     models : list of str
         Models of the bars (the reference is put first, in gray, and not repeated).
     reference : str

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bncbench import provenance
+from bncbench.harness import provenance
 from bncbench.data.dataset import BIG_THRESHOLD
-from bncbench.report import tables as T
+from bncbench.report import tabulate as T
 from bncbench.report.config import GroupSpec, ReportConfig
 from bncbench.report.supplement import supplied_note
 from bncbench.report.stats import (
@@ -61,7 +61,7 @@ def _slug(text: str) -> str:
 
 def _holdout_note(summary: pd.DataFrame, metrics) -> list:
     """The line that stands where bias and variance would appear for datasets evaluated on a given split."""
-    from bncbench.summary import HOLDOUT_NOTE
+    from bncbench.report.summary import HOLDOUT_NOTE
 
     shown = [m for m in ("bias", "variance") if m in set(metrics)]
     if not shown or "protocol" not in summary:
@@ -134,7 +134,7 @@ def _environment_notes(records: pd.DataFrame) -> list:
 
 
 def _short_commit(commit: str) -> str:
-    """A commit's first 12 hex digits, keeping its :data:`~bncbench.provenance.DIRTY` mark."""
+    """A commit's first 12 hex digits, keeping its :data:`~bncbench.harness.provenance.DIRTY` mark."""
     dirty = commit.endswith(provenance.DIRTY)
     return commit[:12] + (provenance.DIRTY if dirty else "")
 

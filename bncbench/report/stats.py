@@ -2,7 +2,7 @@
 the Friedman test and the Nemenyi critical difference.
 
 All comparisons work on *per-dataset means* (one value per dataset and model,
-see :func:`bncbench.summary.summarize`), as in Zaidi et al. (2017) §7 and
+see :func:`bncbench.report.summary.summarize`), as in Zaidi et al. (2017) §7 and
 Demšar (2006).
 
 Conventions
@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import stats as _st
 
 from bncbench.errors import BNCBenchError
-from bncbench.protocol import METRIC_TABLE
+from bncbench.harness.protocol import METRIC_TABLE
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -41,7 +41,7 @@ DRAW_ATOL = 1e-12
 ALPHA = 0.05
 
 METRIC_NAMES = {m.name: m.title for m in METRIC_TABLE}
-"""Display names of the metrics (all lower-is-better; :data:`bncbench.protocol.METRIC_TABLE`)."""
+"""Display names of the metrics (all lower-is-better; :data:`bncbench.harness.protocol.METRIC_TABLE`)."""
 
 
 def metric_name(metric: str) -> str:
@@ -221,7 +221,7 @@ def subset_datasets(summary: pd.DataFrame, subset: str) -> list[str]:
     Parameters
     ----------
     summary : pandas.DataFrame
-        Per-dataset means (:func:`bncbench.summary.summarize`).
+        Per-dataset means (:func:`bncbench.report.summary.summarize`).
     subset : {"All", "Little", "Big"}
         The subset.
 

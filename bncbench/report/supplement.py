@@ -26,7 +26,7 @@ import pandas as pd
 
 from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.errors import BNCBenchError
-from bncbench.store import json_default
+from bncbench.harness.store import json_default
 
 SOURCE = "source"
 """Column of a supplemented summary: :data:`RECORDS`, or the supplement whose records gave the row (the file as given)."""
@@ -103,7 +103,7 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     Parameters
     ----------
     summary : pandas.DataFrame
-        The summary of the records (:func:`bncbench.summary.summarize`).
+        The summary of the records (:func:`bncbench.report.summary.summarize`).
     sup : pandas.DataFrame
         Another run's summary (:func:`read_supplement`).
     name : str

@@ -33,7 +33,7 @@ def has_flops(records: pd.DataFrame) -> bool:
     Parameters
     ----------
     records : pandas.DataFrame
-        The long-format records (:func:`bncbench.store.load_results`).
+        The long-format records (:func:`bncbench.harness.store.load_results`).
 
     Returns
     -------

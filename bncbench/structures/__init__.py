@@ -3,6 +3,6 @@
 A learner is a function ``learn(data: TrainingData, **hyperparameters) -> LearnedStructure``.
 """
 
-from bncbench.structures.base import COMBINE_RULES, LearnedStructure, Network, TrainingData
+from bncbench.structures.network import COMBINE_RULES, LearnedStructure, Network, TrainingData
 
 __all__ = ["COMBINE_RULES", "LearnedStructure", "Network", "TrainingData"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bncbench.components import STRUCTURES
 from bncbench.registry import Hyperparameter, integer
-from bncbench.structures.base import LearnedStructure, TrainingData
-from bncbench.structures.subsets import N, SubsetMembers
+from bncbench.structures.network import LearnedStructure, TrainingData
+from bncbench.structures.subset_ensembles import N, SubsetMembers
 
 MIN_COUNT = Hyperparameter(
     "min_count", 1, [integer(0)],
@@ -17,7 +17,7 @@ MIN_COUNT = Hyperparameter(
 def learn_ande(data: TrainingData, *, n: int, min_count: int) -> LearnedStructure:
     """Averaged n-dependence estimators: the mean of the SPnDEs of every n-subset of parents.
 
-    The members are :class:`~bncbench.structures.subsets.SubsetMembers` (one SPnDE network per
+    The members are :class:`~bncbench.structures.subset_ensembles.SubsetMembers` (one SPnDE network per
     n-subset), combined by the arithmetic mean. The ``map`` estimator fits them all at once and
     applies the frequency limit ``min_count`` per instance (:mod:`bncbench.estimators.ande`); an
     estimator without that vectorized path fits every member network and averages all of them.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bncbench.components import STRUCTURES
 from bncbench.errors import BNCBenchError
-from bncbench.structures.base import LearnedStructure, TrainingData
-from bncbench.structures.subsets import N, SubsetMembers, anje_exponent
+from bncbench.structures.network import LearnedStructure, TrainingData
+from bncbench.structures.subset_ensembles import N, SubsetMembers, anje_exponent
 
 
 def _needs_n_of_one(params: dict) -> None:
@@ -17,7 +17,7 @@ def _needs_n_of_one(params: dict) -> None:
 def learn_anje(data: TrainingData, *, n: int) -> LearnedStructure:
     """Averaged n-join estimators: the class prior times every n-subset's class-conditional joint, to Eq. 8's power.
 
-    The members are :class:`~bncbench.structures.subsets.SubsetMembers` (one network per n-subset:
+    The members are :class:`~bncbench.structures.subset_ensembles.SubsetMembers` (one network per n-subset:
     the chain over the subset, the other attributes left out), combined geometrically with the
     weight ``(n-1)!(a-n)!/(a-1)!`` each. The ``map`` estimator fits the class-conditional joints
     ``P(x_alpha | y)`` of all subsets at once (:mod:`bncbench.estimators.anje`). A1JE is naive Bayes.

@@ -107,7 +107,7 @@ def canonical_form(attribute_parents: Sequence[Sequence[int] | None], class_chil
     ----------
     attribute_parents : sequence of (sequence of int or None)
         Per attribute, its attribute parents (the class not listed), or None for an attribute
-        the network leaves out (a :class:`~bncbench.structures.base.Network`'s ``parents``).
+        the network leaves out (a :class:`~bncbench.structures.network.Network`'s ``parents``).
     class_children : iterable of int, optional
         Attributes with the class as a parent; default every attribute not left out (the
         convention of every structure of bncbench).

@@ -2,7 +2,7 @@
 
 The discriminative TAN searches of Pernkopf et al. (§4.2 TAN-CR, §4.3 TAN-OMI-CR) score a
 candidate arc ``X_j -> X_i`` by the classification rate (CR) of the network with that arc added,
-parameters estimated generatively (the m-estimates of :mod:`bncbench.tables`) during the search.
+parameters estimated generatively (the m-estimates of :mod:`bncbench.bn.count_tables`) during the search.
 Adding a parent to a parentless attribute changes one factor only, so the candidate's per-instance,
 per-class log joint is the current one plus
 
@@ -10,7 +10,7 @@ per-class log joint is the current one plus
 
 a table of ``card_i * card_j * n_classes`` entries computed once per ordered pair from the pair
 counts N(x_i, x_j, c). A class whose parent configuration ``(x_j, c)`` has no training data backs off
-to ``theta(x_i | c)`` (``D = 0``), as :class:`~bncbench.tables.CountTables` does when scoring.
+to ``theta(x_i | c)`` (``D = 0``), as :class:`~bncbench.bn.count_tables.CountTables` does when scoring.
 
 Most instances cannot change their classification: with the current margin
 ``mu_n = L[n, y_n] - max_{c != y_n} L[n, c]`` and the candidate's spread
@@ -19,7 +19,7 @@ Most instances cannot change their classification: with the current margin
 ``|mu_n| <= s_ij`` is rescored (exactly, by the argmax of ``L + D``); the others keep their status,
 counted from a suffix sum; within the prefix, an instance whose own ``(x_i, x_j)`` spread is below
 its ``|mu_n|`` is skipped too. One compiled kernel scores a batch of candidates this way
-(``tests/test_tan_cr.py`` checks it against refitting :class:`~bncbench.tables.CountTables` on the
+(``tests/test_tan_cr.py`` checks it against refitting :class:`~bncbench.bn.count_tables.CountTables` on the
 candidate structure).
 """
 
@@ -30,7 +30,7 @@ from typing import Sequence
 import numba
 import numpy as np
 
-from bncbench.counts import cmi_from_pair_counts, pair_class_counts
+from bncbench.bn.counts import cmi_from_pair_counts, pair_class_counts
 
 MARGIN_TOL = 1e-7
 """Instances whose |margin| is within this of a candidate's spread are rescored too (round-off)."""
@@ -104,7 +104,7 @@ class ArcScorer:
         Returns
         -------
         ndarray of shape (n, n)
-            As :func:`~bncbench.counts.conditional_mutual_information`.
+            As :func:`~bncbench.bn.counts.conditional_mutual_information`.
         """
         return cmi_from_pair_counts(self.pairs, self.pair_offsets, self.pair_counts, self.cards, self.class_counts,
                                     self.cards.size)

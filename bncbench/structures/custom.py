@@ -7,7 +7,7 @@ from typing import Sequence
 from bncbench.components import STRUCTURES
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 
 PARENTS = Hyperparameter("parents", None, [list, None], "attribute parents of every attribute (structure=custom)")
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from bncbench.components import STRUCTURES
 from bncbench.registry import Hyperparameter, finite, integer
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 
 PENALTY = Hyperparameter("bic_penalty", 1.0, [finite(0.0)],
                          "hill_climb: multiplier of BIC's log(N)/2 per free parameter (0: unpenalized)", float)

@@ -7,10 +7,10 @@ from typing import Sequence
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.counts import conditional_mutual_information, mutual_information
+from bncbench.bn.counts import conditional_mutual_information, mutual_information
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, integer
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 
 K = Hyperparameter("k", 1, [integer(0)], "attribute parents per attribute (KDB-k; SkDB's largest k)", int)
 
@@ -47,7 +47,7 @@ def kdb(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_class
         If ``k`` is negative.
     ValueError
         If the counting meets a code or class out of range (see
-        :func:`~bncbench.counts.mutual_information`).
+        :func:`~bncbench.bn.counts.mutual_information`).
     """
     if k < 0:
         raise BNCBenchError(f"KDB needs k >= 0, got k={k}")

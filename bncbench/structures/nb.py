@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bncbench.components import STRUCTURES
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 
 
 def naive_bayes(n_attributes: int) -> list[tuple[int, ...]]:

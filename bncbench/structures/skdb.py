@@ -17,7 +17,7 @@ the attributes in rank order scores every ``n'`` and every ``k'`` at once,
 because the candidate models are nested (one compiled pass over the instances,
 :func:`_loo_sq_errors`; connect-4's SkDB-5 search 1.5 -> 0.23 s of CPU against
 the numpy pass it replaced, adult's 0.42 -> 0.12 s). Estimates are exactly those of
-:class:`bncbench.tables.CountTables` fitted on the other ``N - 1`` rows:
+:class:`bncbench.bn.count_tables.CountTables` fitted on the other ``N - 1`` rows:
 m-estimates with back-off to the longest parent prefix that has data for the
 class (see ``tests/test_skdb.py``, which checks this against refitting), or,
 with ``backoff="any_class"``, to the longest prefix that has data for any class,
@@ -49,12 +49,12 @@ from typing import TYPE_CHECKING, NamedTuple, Sequence
 import numba
 import numpy as np
 
-from bncbench.counts import find_sorted, mutual_information
+from bncbench.bn.counts import find_sorted, mutual_information
 from bncbench.errors import BNCBenchError
 from bncbench.components import STRUCTURES
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 from bncbench.structures.kdb import K, kdb
-from bncbench.tables import BACKOFF_RULES, CountTables
+from bncbench.bn.count_tables import BACKOFF_RULES, CountTables
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -186,7 +186,7 @@ def loo_rmse_grid(X: ArrayLike, y: ArrayLike, structure: Sequence[Sequence[int]]
     m : float, default=1.0
         Total prior mass of the m-estimates.
     backoff : {"per_class", "any_class"}, default="per_class"
-        Back-off rule of the m-estimates (:data:`bncbench.tables.BACKOFF_RULES`).
+        Back-off rule of the m-estimates (:data:`bncbench.bn.count_tables.BACKOFF_RULES`).
 
     Returns
     -------

@@ -7,8 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.counts import conditional_mutual_information, mutual_information
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.bn.counts import conditional_mutual_information, mutual_information
+from bncbench.structures.network import LearnedStructure, TrainingData
 
 
 def tan(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_classes: int, *,
@@ -41,7 +41,7 @@ def tan(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.ndarray, n_class
     ------
     ValueError
         If a code is outside ``[0, card)`` or a class outside ``[0, n_classes)`` (checked by
-        :func:`~bncbench.counts.conditional_mutual_information`).
+        :func:`~bncbench.bn.counts.conditional_mutual_information`).
     """
     n = X.shape[1]
     if n == 0:

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 from bncbench.structures.cr_search import ArcScorer
 
 

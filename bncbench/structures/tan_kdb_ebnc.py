@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 from bncbench.structures.kdb import K
 from bncbench.structures.tan import _prim_parents
 

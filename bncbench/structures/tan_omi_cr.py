@@ -20,8 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from bncbench.components import STRUCTURES
-from bncbench.counts import _xlogx_sum, mutual_information
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.bn.counts import _xlogx_sum, mutual_information
+from bncbench.structures.network import LearnedStructure, TrainingData
 from bncbench.structures.cr_search import ArcScorer
 from bncbench.structures.tan_cr import pick, search_m
 

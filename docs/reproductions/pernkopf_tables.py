@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bncbench.missing_protocol import curves
-from bncbench.store import load_results
+from bncbench.harness.missing_protocol import curves
+from bncbench.harness.store import load_results
 
 STRUCTURES = {"nb": "NB", "tan": "TAN-CMI", "tan_omi_cr": "TAN-OMI-CR", "tan_cr": "TAN-CR"}
 

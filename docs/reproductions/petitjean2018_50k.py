@@ -20,7 +20,7 @@ import sys
 import pandas as pd
 
 from bncbench.report.stats import wdl_table
-from bncbench.summary import summarize
+from bncbench.report.summary import summarize
 
 STRUCTURES = ["NB", "TAN", "KDB-1", "KDB-2", "KDB-3", "KDB-4", "KDB-5", "SkDB-5"]
 METRICS = ["zero_one", "rmse"]

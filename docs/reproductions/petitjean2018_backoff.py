@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from bncbench.report.stats import wdl_table
-from bncbench.summary import summarize
+from bncbench.report.summary import summarize
 
 HERE = Path(__file__).parent
 COMMITTED = HERE / "petitjean2018" / "summary.csv"

@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from bncbench.report.stats import wdl_table
-from bncbench.summary import summarize
+from bncbench.report.summary import summarize
 
 HERE = Path(__file__).parent
 STRUCTURES = ["NB", "TAN", "KDB-1", "KDB-2", "KDB-3", "KDB-4", "KDB-5", "SkDB-5"]

@@ -38,11 +38,11 @@ def experiment_models(name: str) -> list:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from bncbench.app import prepare
+    from bncbench.harness.app import prepare
     from bncbench.paths import conf_dir
 
     try:  # the typed config schemas of the plug-in architecture
-        from bncbench.run_config import store_schemas
+        from bncbench.harness.run_config import store_schemas
     except ImportError:  # the code before it (cb5d75e)
         store_schemas = None
     if store_schemas is not None:
@@ -58,12 +58,12 @@ def experiment_models(name: str) -> list:
 
 def fold_data(dataset: str, round_: int, fold: int, data_dir):
     """Training and test codes of one CV fold, as the runner prepares them."""
-    from bncbench.data import registry
-    from bncbench.preprocess import Discretizer
-    from bncbench.protocol import cv_folds
+    from bncbench.data import specs
+    from bncbench.model.preprocess import Discretizer
+    from bncbench.harness.protocol import cv_folds
 
-    spec = registry.resolve([dataset])[0]
-    ds = registry.load(spec, data_dir)
+    spec = specs.resolve([dataset])[0]
+    ds = specs.load(spec, data_dir)
     assign = cv_folds(ds.y, seed=0, dataset=ds.name, round_=round_, folds=2)
     test, train = np.flatnonzero(assign == fold), np.flatnonzero(assign != fold)
     disc = Discretizer(reserve_missing=ds.missing_mask).fit(ds.X.iloc[train], ds.y[train])
@@ -71,8 +71,8 @@ def fold_data(dataset: str, round_: int, fold: int, data_dir):
 
 
 def main() -> int:
-    from bncbench.baselines import make_estimator
-    from bncbench.protocol import rmse, zero_one_loss
+    from bncbench.harness.model_specs import make_estimator
+    from bncbench.metrics import rmse, zero_one_loss
 
     data_dir = os.environ.get("BNCBENCH_DATA_DIR")
     if not data_dir:

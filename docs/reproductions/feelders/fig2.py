@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from bncbench import BNClassifier
-from bncbench.data.registry import load, resolve
+from bncbench.data.specs import load, resolve
 from bncbench.report import figures as F
 from bncbench.settings import data_dir
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.report.thresholds import costs_to_threshold
-from bncbench.store import load_results
+from bncbench.harness.store import load_results
 
 here = Path(__file__).resolve().parent
 main, alt = load_results(sys.argv[1], with_trace=True), load_results(sys.argv[2], with_trace=True)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from bncbench.report.stats import ALPHA, METRIC_NAMES, metric_name
 from bncbench.report.supplement import supplied
-from bncbench.summary import std_column
+from bncbench.report.summary import std_column
 
 if TYPE_CHECKING:
     from bncbench.report.stats import FriedmanResult
@@ -364,7 +364,7 @@ def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str,
         A record column (fold values), else a summary column (one value, ``n`` from ``n_ok``); a
         (dataset, model) without records, or whose summary row another run supplied
         (:func:`~bncbench.report.supplement.supplied`), takes the summary's value and its standard
-        deviation (:func:`~bncbench.summary.std_column`) when the summary has it.
+        deviation (:func:`~bncbench.report.summary.std_column`) when the summary has it.
     models : list of str
         Models (column groups), in order.
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from bncbench.discretize import apply_cuts, mdl_cut_points
+from bncbench.model.discretize import apply_cuts, mdl_cut_points
 from bncbench.errors import BNCBenchError
 
 if TYPE_CHECKING:

@@ -197,7 +197,7 @@ def legacy_spec_fingerprint(spec: dict) -> str | None:
 
     It hashed every field of the registry entry, its prose included, so a documentation edit
     orphaned the dataset's records. The runner re-keys records stored under it
-    (:attr:`bncbench.runner.Task.legacy_key`).
+    (:attr:`bncbench.harness.runner.Task.legacy_key`).
 
     Parameters
     ----------
@@ -310,7 +310,7 @@ def check_available(specs: list[dict], data_dir: str | None, check=None) -> None
         :func:`bncbench.data.locate.entry_dir` finds it.
     check : callable, optional
         Called with every loaded :class:`~bncbench.data.dataset.Dataset`, e.g. to refuse one the
-        protocol cannot evaluate (:func:`bncbench.protocol.check_dataset_fits`).
+        protocol cannot evaluate (:func:`bncbench.harness.protocol.check_dataset_fits`).
 
     Raises
     ------

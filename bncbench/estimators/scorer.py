@@ -14,7 +14,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from bncbench.errors import BNCBenchError
-from bncbench.structures.base import LearnedStructure, TrainingData
+from bncbench.structures.network import LearnedStructure, TrainingData
 
 if TYPE_CHECKING:
     from bncbench.estimators.ande import AnDETables
@@ -138,7 +138,7 @@ class EnsembleScorer:
     members : list of Scorer
         The fitted members (at least one), with the same classes.
     combine : {"arithmetic", "geometric"}
-        The combination rule (of :data:`bncbench.structures.base.COMBINE_RULES`).
+        The combination rule (of :data:`bncbench.structures.network.COMBINE_RULES`).
     weights : ndarray of shape (n_members,)
         ``w_m`` of every member.
 
@@ -226,7 +226,7 @@ def estimate(fit_network: Callable[..., Scorer], structure: LearnedStructure, da
     ----------
     fit_network : callable
         ``fit_network(network, data, **hyperparameters) -> Scorer`` for one
-        :class:`~bncbench.structures.base.Network`.
+        :class:`~bncbench.structures.network.Network`.
     structure : LearnedStructure
         The learned structure: one network or an ensemble.
     data : TrainingData

@@ -30,7 +30,6 @@ import os
 import re
 import socket
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +38,10 @@ from typing import Iterable, Optional
 import numpy as np
 import pandas as pd
 
+from bncbench.atomic import TMP_PREFIX, atomic_file, atomic_write_bytes  # noqa: F401 - atomic_file: the store's writes
 from bncbench.errors import BNCBenchError, BNCBenchWarning
 
 RECORD_VERSION = 1
-TMP_PREFIX = ".tmp-"
 ARRAYS = ("test_index", "y_true", "y_pred", "proba")
 """The per-test-instance arrays a successful record's ``.npz`` holds (:meth:`ResultStore.problem` checks them)."""
 
@@ -127,13 +126,13 @@ class TaskRecord:
     n_folds, n_rounds : int
         Folds per round and rounds of the protocol.
     key : str
-        The task's key (:attr:`bncbench.runner.Task.key`).
+        The task's key (:attr:`bncbench.harness.runner.Task.key`).
     model_params : dict
         The model's parameters.
     status : {"ok", "failed"}, default="ok"
         Whether the task completed.
     zero_one, rmse : float, optional
-        0-1 loss and RMSE (:func:`bncbench.protocol.rmse`) on the test part.
+        0-1 loss and RMSE (:func:`bncbench.metrics.rmse`) on the test part.
     train_time, test_time : float, optional
         Wall time in seconds of fitting and of predicting the test part.
     n_parameters : int, optional
@@ -155,7 +154,7 @@ class TaskRecord:
         and every candidate's held-out error (:mod:`bncbench.engine.tuning`).
     missing_features : dict, optional
         Classification rates with features removed at test time (``cv.missing_features``;
-        :func:`bncbench.missing_protocol.evaluate`).
+        :func:`bncbench.harness.missing_protocol.evaluate`).
     resumed : list of int, optional
         The iterations at which the fit went on from a checkpoint of an earlier, killed run of
         the task (:mod:`bncbench.engine.checkpoint`); its ``train_time`` includes the optimizer's
@@ -168,7 +167,7 @@ class TaskRecord:
         The protocol mode (absent from records written before it existed: cv).
     environment : dict of str to str, optional
         Software versions, processor and git commit of the process that computed the record
-        (:func:`bncbench.provenance.environment`; absent from records written before it existed).
+        (:func:`bncbench.harness.provenance.environment`; absent from records written before it existed).
         Not part of the key.
     arrays : dict of str to ndarray, optional
         Per-test-instance ``test_index``, ``y_true``, ``y_pred`` (shape (n_test,)) and ``proba``
@@ -264,67 +263,6 @@ def safe_name(name: str) -> str:
         replaced by one ``_``. Distinct names may map to the same result.
     """
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", str(name))
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (:func:`atomic_file`).
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The destination; replaced if it exists.
-    data : bytes
-        The content.
-
-    Raises
-    ------
-    OSError
-        If a directory or the file cannot be written; ``path`` is left as it was.
-    """
-    with atomic_file(path) as fh:
-        fh.write(data)
-
-
-@contextlib.contextmanager
-def atomic_file(path: Path):
-    """A binary file to write that replaces ``path`` at the end of the block, or not at all.
-
-    The file is a temporary one in the same directory, named ``.tmp-<host>-<pid>-...`` (see
-    :meth:`ResultStore.clean_temp`), synced to disk and renamed into place when the block ends
-    without an exception; the parent directories are created if missing.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The destination; replaced if it exists.
-
-    Yields
-    ------
-    file object
-        The temporary file, open for binary writing.
-
-    Raises
-    ------
-    OSError
-        If a directory or the file cannot be written; on this or any exception in the block the
-        temporary file is removed and ``path`` is left as it was.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{socket.gethostname()}-{os.getpid()}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:  # a write, a full disk:
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc  # name the file it was for
-        raise
 
 
 class ResultStore:

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from bncbench.components import BASELINES, FLAT_KINDS, MODEL_KINDS, PARAMETERIZATIONS
 from bncbench.errors import BNCBenchError, did_you_mean
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 GROUPS = tuple(reg.kind for reg in MODEL_KINDS)
 """The model config groups, in label order."""
@@ -44,7 +47,7 @@ class ModelSpec:
     label : str
         The model's name in results and reports (``NB``, ``KDB-1^d (I)``, ``RF``).
     params : dict
-        Keyword arguments of its estimator (see :func:`bncbench.baselines.make_estimator`).
+        Keyword arguments of its estimator (see :func:`bncbench.harness.model_specs.make_estimator`).
     """
 
     label: str
@@ -132,7 +135,7 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
             params[h.name] = value
     for key in CLASSIFIER_KEYS:
         if key in extra:
-            from bncbench.classifier import GENERAL  # the keyword's one declaration
+            from bncbench.model.classifier import GENERAL  # the keyword's one declaration
 
             default, constraints = GENERAL[key]
             value = _normalized(extra.pop(key), default)
@@ -183,7 +186,7 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
         The composed run config.
     compose_option : callable
         ``compose_option(group, option)`` -> the composed option (see
-        :func:`bncbench.app.option_composer`); its ``prefetch(pairs)``, if it has one, is called
+        :func:`bncbench.harness.app.option_composer`); its ``prefetch(pairs)``, if it has one, is called
         first with every ``(group, option)`` the grid names.
 
     Returns
@@ -222,3 +225,39 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
                 raise BNCBenchError(f"two different models share the label {spec.label!r}; give one a 'label'")
             specs[spec.label] = spec
     return list(specs.values())
+
+
+def make_estimator(params: dict[str, Any], cardinalities: ArrayLike | None) -> Any:
+    """The estimator of a model spec: a baseline (``model: NAME``) or a BNClassifier.
+
+    Parameters
+    ----------
+    params : dict
+        A model's parameters (:attr:`bncbench.harness.model_specs.ModelSpec.params`). The key ``model`` (default
+        ``"bnc"``) chooses the estimator; the other keys are its keyword arguments. Not modified.
+    cardinalities : array-like of int or None
+        Attribute cardinalities, passed to a :class:`~bncbench.BNClassifier` only (baselines do
+        not take them).
+
+    Returns
+    -------
+    estimator
+        An unfitted :class:`bncbench.BNClassifier` (with ``discretize=False``: the data are codes)
+        or an instance of the baseline registered as ``model`` in
+        :data:`bncbench.components.BASELINES`.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``model`` names no registered baseline.
+    TypeError
+        If a baseline does not accept one of the keys (a :class:`~bncbench.BNClassifier` only
+        raises on unknown keywords when it is fitted or checked).
+    """
+    params = dict(params)
+    kind = params.pop("model", "bnc")
+    if kind == "bnc":
+        from bncbench.model.classifier import BNClassifier
+
+        return BNClassifier(**params, discretize=False, cardinalities=cardinalities)
+    return BASELINES[kind].obj(**params)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Sequence
 import numba
 import numpy as np
 
-from bncbench.counts import find_sorted, mixed_radix
+from bncbench.bn.counts import find_sorted, mixed_radix
 from bncbench.errors import BNCBenchError
 
 if TYPE_CHECKING:

@@ -102,7 +102,7 @@ def nb_margin_design(X: np.ndarray, y: np.ndarray, cards: np.ndarray, n_classes:
 class CVXMMBaseline(ClassifierMixin, BaseEstimator):
     """Naive Bayes with Guo et al.'s convex-relaxation max-margin parameters (CVX-MM; Pernkopf et al., Eq. 9).
 
-    Solved with cvxpy and Clarabel; see :mod:`bncbench.baselines_cvxmm` for the problem, how it
+    Solved with cvxpy and Clarabel; see :mod:`bncbench.baselines.cvx_mm` for the problem, how it
     follows Eq. 9 and the renormalization. For small data (the paper runs it on up to a few
     thousand samples): the problem has one constraint per sample and wrong class.
 

@@ -18,7 +18,7 @@ from bncbench.components import (ESTIMATORS, FLAT_KINDS, INITS, OBJECTIVES, OPTI
 from bncbench.data.identifiers import find_identifiers, warn_identifiers
 from bncbench.errors import BNCBenchError
 from bncbench.estimators import estimate
-from bncbench.preprocess import Discretizer
+from bncbench.model.preprocess import Discretizer
 from bncbench.registry import Component, ParameterError, integer, options, union
 from bncbench.structures import TrainingData
 
@@ -112,7 +112,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         input, an unseen category, NaN in an attribute that had no missing value in training):
         ``"ignore"`` leaves its factor out and its children back off to the parent prefix seen
         without it; ``"marginalize"`` sums the model's joint over its values exactly (Pernkopf
-        et al., §5.1; :mod:`bncbench.marginal`), for one network whose attributes have at most one
+        et al., §5.1; :mod:`bncbench.model.marginal`), for one network whose attributes have at most one
         attribute parent (NB, TAN, KDB-1) with ``estimator=map`` or ``hdp`` or an optimized
         parameterization. A NaN in an attribute that had NaN in training is a value of its own
         (its missing code) either way.
@@ -147,7 +147,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         The m used, the count tables, the HDP tables and the optimized model, where they exist.
     forest_ : Forest or None
         With ``missing="marginalize"``: the log-potentials the sum runs over
-        (:class:`bncbench.marginal.Forest`); None otherwise.
+        (:class:`bncbench.model.marginal.Forest`); None otherwise.
     trace_, n_iter_, n_fev_, train_cll_ :
         Optimized parameterizations: per-iteration ``{"iter", "nll", "n_fev", "time"}``,
         iterations, full-data evaluations and the training CLL.
@@ -204,7 +204,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.n_parameters_ = int(self.scorer_.n_parameters)
         self.forest_ = None
         if self.missing == "marginalize":
-            from bncbench.marginal import forest_of
+            from bncbench.model.marginal import forest_of
 
             self.forest_ = forest_of(self.scorer_, f"structure={self.structure!r} with estimator={self.estimator!r}"
                                                    f" and param={self.param!r}")

@@ -15,11 +15,12 @@ import numpy as np
 import pandas as pd
 
 from bncbench.errors import BNCBenchError
-from bncbench.protocol import METRIC_TABLE, kohavi_wolpert
-from bncbench.store import UnreadableRecordWarning, load_predictions, load_results
+from bncbench.harness.protocol import METRIC_TABLE
+from bncbench.metrics import kohavi_wolpert
+from bncbench.harness.store import UnreadableRecordWarning, load_predictions, load_results
 
 METRICS = tuple(m.name for m in METRIC_TABLE if m.core)
-"""The metric columns of every summary (:data:`bncbench.protocol.METRIC_TABLE`)."""
+"""The metric columns of every summary (:data:`bncbench.harness.protocol.METRIC_TABLE`)."""
 FOLD_MEANS = tuple(m.name for m in METRIC_TABLE if m.per_fold)
 """Metrics :func:`summarize` averages over the successful folds."""
 FOLD_STD = tuple(m.name for m in METRIC_TABLE if m.std)
@@ -55,7 +56,7 @@ def protocol_of(group: pd.DataFrame) -> str:
     Parameters
     ----------
     group : pandas.DataFrame
-        Records of one (dataset, model), as :func:`~bncbench.store.load_results` gives them.
+        Records of one (dataset, model), as :func:`~bncbench.harness.store.load_results` gives them.
 
     Returns
     -------
@@ -81,9 +82,9 @@ def bias_variance(group: pd.DataFrame, *, correction: bool = False) -> dict:
     Parameters
     ----------
     group : pandas.DataFrame
-        The records (rows of :func:`bncbench.store.load_results`) of one dataset and model.
+        The records (rows of :func:`bncbench.harness.store.load_results`) of one dataset and model.
     correction : bool, default=False
-        Apply the finite-sample correction (see :func:`bncbench.protocol.kohavi_wolpert`).
+        Apply the finite-sample correction (see :func:`bncbench.metrics.kohavi_wolpert`).
 
     Returns
     -------
@@ -133,7 +134,7 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
     Parameters
     ----------
     records : pandas.DataFrame or str
-        Records as :func:`bncbench.store.load_results` returns them, or an experiment directory
+        Records as :func:`bncbench.harness.store.load_results` returns them, or an experiment directory
         to load them from.
     correction : bool, default=False
         Finite-sample correction of the Kohavi–Wolpert terms (see :func:`bias_variance`).

@@ -4,7 +4,7 @@ A fitted classifier is evaluated on the test rows with ``k`` features removed fr
 drawn uniformly and independently per row, for each ``k`` of a list and ``R`` random draws
 each: the curve of the classification rate against ``k``, its mean and spread over the draws.
 Removed features are either left missing (code -1: a BNC with ``missing="marginalize"`` sums
-them out exactly) or filled by an imputation (:func:`bncbench.impute.knn_impute`: the most
+them out exactly) or filled by an imputation (:func:`bncbench.model.impute.knn_impute`: the most
 frequent value of the k nearest training rows for a BNC, their mean for an SVM).
 """
 

@@ -6,9 +6,9 @@ have (``reprot:`` in an experiment file) fails when Hydra composes the config, b
 runs. The model groups (``structure``, ``param``, ...), ``executor`` and ``dataset`` are typed
 by their own schemas (``schema/<group>/<name>``, from the registries); here they are only
 slots. What the values mean is in ``conf/config.yaml``'s comments and
-``docs/configuration.md``; what a type cannot say is checked by :func:`bncbench.app.prepare`
+``docs/configuration.md``; what a type cannot say is checked by :func:`bncbench.harness.app.prepare`
 before any task: keys added with ``+`` that no schema declares (:func:`check_known_keys`), the
-protocol's values (``seed >= 0``: :meth:`bncbench.protocol.Protocol.from_config`), a usable ``name``.
+protocol's values (``seed >= 0``: :meth:`bncbench.harness.protocol.Protocol.from_config`), a usable ``name``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, List, Optional
 
 from bncbench.engine.checkpoint import EVERY
 from bncbench.errors import BNCBenchError, did_you_mean
-from bncbench.protocol import CVConfig, Protocol
+from bncbench.harness.protocol import CVConfig, Protocol
 
 
 @dataclass
@@ -36,12 +36,12 @@ class RunConfig:
         The datasets (config group ``dataset``: ``names`` and a description).
     name : str, default="default"
         The experiment's name: results go to ``results_dir/name``.
-    seed : int, default=:attr:`bncbench.protocol.Protocol.seed`
+    seed : int, default=:attr:`bncbench.harness.protocol.Protocol.seed`
         Every random split derives from (seed, dataset, round); at least 0.
     n_jobs : int, default=1
         Workers of the joblib executor.
     cv : CVConfig
-        The protocol (fields and defaults: :class:`bncbench.protocol.Protocol`).
+        The protocol (fields and defaults: :class:`bncbench.harness.protocol.Protocol`).
     models : Any, default=None
         An experiment's model grid (``docs/configuration.md``); None: the single model of the
         composed groups.
@@ -103,8 +103,8 @@ def check_known_keys(cfg) -> None:
     ``+executor.foo=1``) even to a typed config: without this check it would be ignored and the
     default run. Checked here: the top level (:class:`RunConfig`'s fields and ``hydra``), the
     ``dataset`` node (:data:`DATASET_KEYS`) and the ``executor`` node (its component's schema). The
-    model groups' nodes are checked by :func:`bncbench.models.model_spec`, ``cv`` by
-    :meth:`bncbench.protocol.Protocol.from_config`.
+    model groups' nodes are checked by :func:`bncbench.harness.model_specs.model_spec`, ``cv`` by
+    :meth:`bncbench.harness.protocol.Protocol.from_config`.
 
     Parameters
     ----------
@@ -151,7 +151,7 @@ def store_schemas() -> None:
     The options of ``conf/<group>/`` extend them (``defaults: [/schema/<group>/<name>@_here_]``),
     so a config value of the wrong type or an unknown key fails when the config is composed.
     The root of the run config is typed the same way (``schema/run``,
-    :class:`bncbench.run_config.RunConfig`, with the protocol's ``cv`` node).
+    :class:`bncbench.harness.run_config.RunConfig`, with the protocol's ``cv`` node).
     """
     import inspect
 

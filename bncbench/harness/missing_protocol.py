@@ -2,7 +2,7 @@
 
 With ``cv.missing_features: {ks: [...], repeats: R}`` every task, after its ordinary scoring,
 evaluates its fitted model again on the test part with ``k`` features removed per test row, drawn
-uniformly per row, ``R`` times for each ``k`` (:func:`bncbench.missing_features.missing_feature_curve`).
+uniformly per row, ``R`` times for each ``k`` (:func:`bncbench.harness.missing_features.missing_feature_curve`).
 The draws depend on the experiment's seed, the option's ``seed``, the round and the fold only, so
 every model of a task's fold sees the same removed sets. What a model is given:
 
@@ -130,8 +130,8 @@ def evaluate(clf, X_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, s
         ``{"k": [...], "repeats": R, "n_rows": n, "method": "missing" | "knn_mean", "rate": [[R rates]
         per k]}``, and ``rate_knn_mode`` for a model that takes missing values when ``s["impute"]``.
     """
-    from bncbench.impute import knn_impute
-    from bncbench.missing_features import missing_feature_curve
+    from bncbench.model.impute import knn_impute
+    from bncbench.harness.missing_features import missing_feature_curve
 
     X_test, y_test = np.asarray(X_test), np.asarray(y_test)
     entropy = [int(s["seed"]), *map(int, seed_parts)]
@@ -160,7 +160,7 @@ def evaluate(clf, X_train: np.ndarray, X_test: np.ndarray, y_test: np.ndarray, s
 
 
 def curves(records: pd.DataFrame) -> pd.DataFrame:
-    """Fig. 6's curves from :func:`bncbench.store.load_results`: one row per (dataset, model, method, k).
+    """Fig. 6's curves from :func:`bncbench.harness.store.load_results`: one row per (dataset, model, method, k).
 
     Parameters
     ----------

@@ -13,7 +13,7 @@ with a missing value); a missing attribute with children sums over its values wi
 
 The default of :class:`~bncbench.BNClassifier` (``missing="ignore"``) is not this sum: an
 unknown value contributes nothing and each of its children backs off to the parent prefix seen
-without it (:mod:`bncbench.tables`), i.e. ``P(x_c | y)`` in place of ``P(x_c | y, x_p)``. That is
+without it (:mod:`bncbench.bn.count_tables`), i.e. ``P(x_c | y)`` in place of ``P(x_c | y, x_p)``. That is
 the exact marginal of one child under maximum likelihood counts, but not of two children of the
 same missing parent, which share it. ``missing="marginalize"`` sums exactly.
 

@@ -135,38 +135,3 @@ class RandomForestBaseline(ClassifierMixin, BaseEstimator):
         """
         return self.forest_.predict(np.asarray(X))
 
-
-def make_estimator(params: dict[str, Any], cardinalities: ArrayLike | None) -> Any:
-    """The estimator of a model spec: a baseline (``model: NAME``) or a BNClassifier.
-
-    Parameters
-    ----------
-    params : dict
-        A model's parameters (:attr:`bncbench.models.ModelSpec.params`). The key ``model`` (default
-        ``"bnc"``) chooses the estimator; the other keys are its keyword arguments. Not modified.
-    cardinalities : array-like of int or None
-        Attribute cardinalities, passed to a :class:`~bncbench.BNClassifier` only (baselines do
-        not take them).
-
-    Returns
-    -------
-    estimator
-        An unfitted :class:`bncbench.BNClassifier` (with ``discretize=False``: the data are codes)
-        or an instance of the baseline registered as ``model`` in
-        :data:`bncbench.components.BASELINES`.
-
-    Raises
-    ------
-    BNCBenchError
-        If ``model`` names no registered baseline.
-    TypeError
-        If a baseline does not accept one of the keys (a :class:`~bncbench.BNClassifier` only
-        raises on unknown keywords when it is fitted or checked).
-    """
-    params = dict(params)
-    kind = params.pop("model", "bnc")
-    if kind == "bnc":
-        from bncbench.classifier import BNClassifier
-
-        return BNClassifier(**params, discretize=False, cardinalities=cardinalities)
-    return BASELINES[kind].obj(**params)

@@ -27,7 +27,7 @@ import numpy as np
 
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, integer
-from bncbench.structures.base import Network
+from bncbench.structures.network import Network
 
 ENSEMBLES = ("ande", "anje")
 """The subset ensembles: the ``info["ensemble"]`` of their :class:`LearnedStructure`."""

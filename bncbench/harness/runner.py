@@ -3,7 +3,7 @@
 A *task* (:class:`Task`) is one (dataset, model, round, fold) with the protocol
 and the data directory: typed, picklable and self-contained.
 :func:`evaluate_task` is a pure function of it returning a
-:class:`~bncbench.store.TaskRecord`; :func:`run_experiment` plans the pending
+:class:`~bncbench.harness.store.TaskRecord`; :func:`run_experiment` plans the pending
 tasks and hands :func:`run_task` (evaluate, then write the record atomically)
 to an executor (:mod:`bncbench.executors`; joblib on this machine by default),
 knowing nothing else of where tasks run. A sweep killed at any moment loses at
@@ -28,15 +28,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from bncbench.data import registry
+from bncbench.data import specs
 from bncbench.engine import checkpoint
 from bncbench.data.given_split import holdout_indices
 from bncbench.errors import BNCBenchError
-from bncbench.models import ModelSpec
-from bncbench.preprocess import Discretizer
-from bncbench.provenance import environment
-from bncbench.protocol import Protocol, cv_folds, rmse, zero_one_loss  # noqa: F401 - Protocol: bncbench.runner.Protocol
-from bncbench.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
+from bncbench.harness.model_specs import ModelSpec
+from bncbench.model.preprocess import Discretizer
+from bncbench.harness.provenance import environment
+from bncbench.harness.protocol import Protocol, cv_folds  # noqa: F401 - Protocol: bncbench.harness.runner.Protocol
+from bncbench.metrics import rmse, zero_one_loss
+from bncbench.harness.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
 if TYPE_CHECKING:
     from bncbench.executors import Executor
@@ -49,7 +50,7 @@ class Task:
     Parameters
     ----------
     dataset : dict
-        A resolved dataset spec (:func:`bncbench.data.registry.resolve`).
+        A resolved dataset spec (:func:`bncbench.data.specs.resolve`).
     model : ModelSpec
         The model's label and parameters.
     round, fold : int
@@ -77,18 +78,18 @@ class Task:
         Returns
         -------
         str
-            :func:`bncbench.store.task_key` of the dataset spec and its fingerprint
-            (:func:`bncbench.data.registry.spec_fingerprint`), the model's parameters (not its
-            label), the split fields, round, fold and :data:`bncbench.store.RECORD_VERSION`.
+            :func:`bncbench.harness.store.task_key` of the dataset spec and its fingerprint
+            (:func:`bncbench.data.specs.spec_fingerprint`), the model's parameters (not its
+            label), the split fields, round, fold and :data:`bncbench.harness.store.RECORD_VERSION`.
             Computed once per task.
 
         Raises
         ------
         BNCBenchError or KeyError
-            As :func:`bncbench.data.registry.spec_fingerprint` (a registered dataset missing from
+            As :func:`bncbench.data.specs.spec_fingerprint` (a registered dataset missing from
             the registry, or the registry file missing or invalid).
         """
-        return self._key(registry.spec_fingerprint(self.dataset))
+        return self._key(specs.spec_fingerprint(self.dataset))
 
     @functools.cached_property
     def legacy_key(self) -> str | None:
@@ -97,10 +98,10 @@ class Task:
         Returns
         -------
         str or None
-            :attr:`key` with :func:`bncbench.data.registry.legacy_spec_fingerprint` in place of
+            :attr:`key` with :func:`bncbench.data.specs.legacy_spec_fingerprint` in place of
             the fingerprint; ``None`` where the two are equal (every dataset source but ``uci``).
         """
-        old = registry.legacy_spec_fingerprint(self.dataset)
+        old = specs.legacy_spec_fingerprint(self.dataset)
         return None if old is None else self._key(old)
 
     def _key(self, dataset_id: str) -> str:
@@ -123,7 +124,7 @@ class Task:
 def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int, fold: int, mode: str = "cv"):
     """Load, split and discretize once per (dataset, round, fold) in each worker."""
     spec = json.loads(spec_json)
-    ds = registry.load(spec, data_dir)
+    ds = specs.load(spec, data_dir)
     if mode == "holdout":
         train, test = holdout_indices(ds)
     else:
@@ -147,7 +148,7 @@ def _warm_up(params: dict, cards, X: np.ndarray, y: np.ndarray) -> None:
     cost in its ``train_time`` and ``test_time``. Any exception is ignored (the timed fit reports
     it); nothing of the warm-up reaches the record.
     """
-    from bncbench.baselines import make_estimator
+    from bncbench.harness.model_specs import make_estimator
 
     key = json.dumps(params, sort_keys=True, default=str)
     if key in _WARM:
@@ -191,7 +192,7 @@ def evaluate_task(task: Task) -> TaskRecord:
         Ctrl-C or a kill (the CLI's ``Terminated``) during the evaluation, also when a compiled
         kernel hands it on as the cause of a ``SystemError``: nothing is recorded.
     """
-    from bncbench.baselines import make_estimator
+    from bncbench.harness.model_specs import make_estimator
 
     p = task.protocol
     rec = TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
@@ -221,8 +222,8 @@ def evaluate_task(task: Task) -> TaskRecord:
         for attr in ("n_iter", "n_fev", "train_cll", "trace", "tuning"):
             if hasattr(clf, attr + "_"):
                 setattr(rec, attr, getattr(clf, attr + "_"))
-        if p.missing_features:  # features removed at test time (bncbench/missing_protocol.py), untimed
-            from bncbench import missing_protocol
+        if p.missing_features:  # features removed at test time (bncbench/harness/missing_protocol.py), untimed
+            from bncbench.harness import missing_protocol
 
             rec.missing_features = missing_protocol.evaluate(clf, codes[train], codes[test], y_true,
                                                              p.missing_features, (p.seed, task.round, task.fold))
@@ -258,7 +259,7 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     task : Task
         The task.
     store_root : str or os.PathLike
-        The experiment's results directory (:class:`~bncbench.store.ResultStore` root).
+        The experiment's results directory (:class:`~bncbench.harness.store.ResultStore` root).
     progress_every : float, optional
         An optimization that runs longer logs its progress to stderr this often, in seconds
         (:func:`bncbench.engine.optim.fit_progress`); ``None``: silent.
@@ -272,7 +273,7 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     Returns
     -------
     TaskRecord
-        The record's :meth:`~bncbench.store.TaskRecord.summary`: without its arrays and its
+        The record's :meth:`~bncbench.harness.store.TaskRecord.summary`: without its arrays and its
         trace (both are written; ``proba`` as float32).
 
     Raises
@@ -369,9 +370,9 @@ def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
     task : Task
         A planned task.
     retry_failed : bool, default=True
-        A stored failure does not count as done (:meth:`bncbench.store.ResultStore.is_done`).
+        A stored failure does not count as done (:meth:`bncbench.harness.store.ResultStore.is_done`).
     move : bool, default=True
-        Move a record stored under the legacy key (:meth:`bncbench.store.ResultStore.rekey`);
+        Move a record stored under the legacy key (:meth:`bncbench.harness.store.ResultStore.rekey`);
         otherwise (a dry run) leave it there and judge the task as if it had been moved.
 
     Returns
@@ -412,7 +413,7 @@ def pending_tasks(
     datasets : list of dict
         Resolved dataset specs.
     models : list of ModelSpec
-        The models; their labels must map to distinct directories (:func:`bncbench.store.safe_name`).
+        The models; their labels must map to distinct directories (:func:`bncbench.harness.store.safe_name`).
     results_root : str or os.PathLike
         The experiment's results directory (need not exist).
     protocol : Protocol
@@ -478,7 +479,7 @@ def _hms(seconds: float) -> str:
 
 
 def _holding_store_lock(run):
-    """``run`` (:func:`run_experiment`) within its store's lock (:meth:`bncbench.store.ResultStore.lock`),
+    """``run`` (:func:`run_experiment`) within its store's lock (:meth:`bncbench.harness.store.ResultStore.lock`),
     after removing the predictions a killed or failed write left without their JSON."""
     @functools.wraps(run)
     def locked(*args, results_root, **kwargs):
@@ -510,17 +511,17 @@ def run_experiment(
     before running anything when the results directory already holds records
     of another configuration under one of the plan's (dataset, model label)
     pairs, so summaries never mix them. The run holds the store's lock throughout
-    (:meth:`bncbench.store.ResultStore.lock`): a second run into the same store waits for it
+    (:meth:`bncbench.harness.store.ResultStore.lock`): a second run into the same store waits for it
     (saying once whose run it waits for), then finds its tasks done; a killed run's lock is
-    taken over. A record that is not sound (:func:`bncbench.store.record_problem`) is redone,
+    taken over. A record that is not sound (:func:`bncbench.harness.store.record_problem`) is redone,
     and said so on stderr.
 
     Parameters
     ----------
     datasets : list of dict
-        Resolved dataset specs (:func:`bncbench.data.registry.resolve`).
+        Resolved dataset specs (:func:`bncbench.data.specs.resolve`).
     models : list of ModelSpec
-        The models; their labels must map to distinct directories (:func:`bncbench.store.safe_name`).
+        The models; their labels must map to distinct directories (:func:`bncbench.harness.store.safe_name`).
     results_root : str or os.PathLike
         The experiment's results directory (created as needed).
     protocol : Protocol, optional
@@ -593,10 +594,10 @@ def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = Protoc
     Parameters
     ----------
     dataset_spec : str or dict
-        A dataset name (resolved with :func:`bncbench.data.registry.resolve`; a group name
+        A dataset name (resolved with :func:`bncbench.data.specs.resolve`; a group name
         gives its first dataset) or a resolved spec.
     model_params : dict
-        The model's parameters (:attr:`bncbench.models.ModelSpec.params`).
+        The model's parameters (:attr:`bncbench.harness.model_specs.ModelSpec.params`).
     seed : int, default=0
         The experiment's seed.
     rounds : int, default=5
@@ -613,7 +614,7 @@ def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = Protoc
     Returns
     -------
     pandas.DataFrame
-        :func:`bncbench.store.load_results` of the run: one row per (round, fold), failed tasks
+        :func:`bncbench.harness.store.load_results` of the run: one row per (round, fold), failed tasks
         included (``status="failed"``). The ``path`` column names files of the temporary store,
         which no longer exist.
 
@@ -624,10 +625,10 @@ def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = Protoc
     """
     import tempfile
 
-    from bncbench.store import load_results
+    from bncbench.harness.store import load_results
 
     if isinstance(dataset_spec, str):
-        dataset_spec = registry.resolve([dataset_spec])[0]
+        dataset_spec = specs.resolve([dataset_spec])[0]
     spec = ModelSpec(label or "model", dict(model_params))
     with tempfile.TemporaryDirectory() as tmp:
         protocol = Protocol.of(seed, rounds, folds, mode)

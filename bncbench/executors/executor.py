@@ -63,7 +63,7 @@ def require(module: str, executor: str, extra: str) -> None:
 
 def in_worker(fn, item):
     """``fn(item)`` in a worker process, which reloads datasets the parent has loaded: their identifier
-    warnings were given there, when the run was checked (:func:`bncbench.data.registry.check_available`)."""
+    warnings were given there, when the run was checked (:func:`bncbench.data.specs.check_available`)."""
     import warnings
 
     from bncbench.errors import IdentifierWarning

@@ -26,8 +26,8 @@ from bncbench.paths import conf_dir
 
 if TYPE_CHECKING:
     from bncbench.executors import Executor
-    from bncbench.models import ModelSpec
-    from bncbench.protocol import Protocol
+    from bncbench.harness.model_specs import ModelSpec
+    from bncbench.harness.protocol import Protocol
 
 
 @dataclass
@@ -41,10 +41,10 @@ class Plan:
     root : pathlib.Path
         Absolute results directory of the experiment, ``<results_dir>/<name>``.
     datasets : list of dict
-        Resolved dataset specs (:func:`bncbench.data.registry.resolve`), each checked to be loadable.
+        Resolved dataset specs (:func:`bncbench.data.specs.resolve`), each checked to be loadable.
     models : list of ModelSpec
-        The experiment's models (:func:`bncbench.models.expand_models`), each checked to build.
-    protocol : bncbench.protocol.Protocol
+        The experiment's models (:func:`bncbench.harness.model_specs.expand_models`), each checked to build.
+    protocol : bncbench.harness.protocol.Protocol
         Seed, rounds and folds of the cross-validation (or the holdout mode).
     data_dir : str or None
         Absolute data directory from the config's ``data_dir``, or None (the default location).
@@ -52,7 +52,7 @@ class Plan:
         Where the tasks run (:func:`bncbench.executors.make_executor`); :func:`prepare` always sets it.
     checkpoint_every : float or None, default=None
         Seconds between the saves of a long fit's state (``cfg.checkpoint_every``;
-        :func:`bncbench.runner.run_task`); ``None``: no checkpoints.
+        :func:`bncbench.harness.runner.run_task`); ``None``: no checkpoints.
     """
 
     name: str
@@ -91,7 +91,7 @@ def option_composer(searchpath: list) -> Callable[[str, str], Any]:
     callable
         ``compose_option(group, option)``: the ``group`` node of the config composed with the
         override ``group=option``, cached per ``(group, option)``; its ``prefetch(pairs)`` composes
-        many options in one composition (:func:`bncbench.models.expand_models` calls it). It raises
+        many options in one composition (:func:`bncbench.harness.model_specs.expand_models` calls it). It raises
         :class:`~bncbench.errors.BNCBenchError` (``bad model option group=option: ...``) when
         Hydra cannot compose that option.
     """
@@ -142,7 +142,7 @@ def _hydra():
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from bncbench.run_config import store_schemas
+    from bncbench.harness.run_config import store_schemas
 
     store_schemas()
     GlobalHydra.instance().clear()
@@ -187,7 +187,7 @@ def _unknown_key(exc: BaseException, overrides) -> str | None:
     except Exception:  # noqa: BLE001 - the suggestion is a courtesy
         keys = []
     if not parent:
-        from bncbench.run_config import GLOBAL_GROUPS
+        from bncbench.harness.run_config import GLOBAL_GROUPS
 
         keys = [*keys, *GLOBAL_GROUPS]
     if parent:
@@ -249,7 +249,7 @@ def prepare(cfg: DictConfig) -> Plan:
     """Validate a composed config and turn it into a run plan (no side effects).
 
     Nothing is written; the datasets are loaded once to check that they can be used
-    (:func:`bncbench.data.registry.check_available`), and every model is built once (not fitted)
+    (:func:`bncbench.data.specs.check_available`), and every model is built once (not fitted)
     to check its components. Relative ``results_dir`` and ``data_dir`` are taken relative to the
     directory the command was started in.
 
@@ -270,18 +270,18 @@ def prepare(cfg: DictConfig) -> Plan:
         must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
         ``checkpoint_every`` is negative,
         a dataset is unknown or unavailable or cannot be evaluated by the protocol (too few rows,
-        a continuous class: :func:`bncbench.protocol.check_dataset_fits`), a model option, key
+        a continuous class: :func:`bncbench.harness.protocol.check_dataset_fits`), a model option, key
         or label is bad, a model's
         components reject their hyperparameters, or the executor or its options are invalid.
     """
-    from bncbench.data import registry
+    from bncbench.data import specs
     from bncbench.executors import make_executor
-    from bncbench.models import expand_models
-    from bncbench.protocol import Protocol, check_dataset_fits
+    from bncbench.harness.model_specs import expand_models
+    from bncbench.harness.protocol import Protocol, check_dataset_fits
 
     from hydra.utils import to_absolute_path
 
-    from bncbench.run_config import check_known_keys
+    from bncbench.harness.run_config import check_known_keys
 
     check_known_keys(cfg)
     try:
@@ -300,16 +300,16 @@ def prepare(cfg: DictConfig) -> Plan:
     if every is not None and not every >= 0:
         raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
     mode = protocol.mode
-    datasets = registry.resolve(dataset_names)
+    datasets = specs.resolve(dataset_names)
     if data_dir is not None:
         data_dir = to_absolute_path(str(data_dir))
-    registry.check_available(datasets, data_dir,  # too few rows, a continuous class: one line, before any task
+    specs.check_available(datasets, data_dir,  # too few rows, a continuous class: one line, before any task
                              functools.partial(check_dataset_fits, folds=None if mode == "holdout" else protocol.folds))
     if mode == "holdout":  # every dataset needs a given train/test split: one line before any task
         from bncbench.data.given_split import holdout_indices
 
         for d in datasets:
-            holdout_indices(registry.load(d, data_dir))
+            holdout_indices(specs.load(d, data_dir))
     models = select_models(expand_models(cfg, option_composer(_searchpath(cfg))), cfg.get("only"))
     for m in models:
         _check_model(m)
@@ -355,7 +355,7 @@ def select_models(models: list, only) -> list:
 
 
 def _check_model(spec) -> None:
-    from bncbench.baselines import make_estimator
+    from bncbench.harness.model_specs import make_estimator
 
     try:
         clf = make_estimator(spec.params, None)
@@ -371,7 +371,7 @@ def execute(cfg: DictConfig, plan: Plan | None = None) -> int:
     """Run a composed config's experiment and print its summary: the task body of ``bncbench run``.
 
     Validates ``cfg`` (:func:`prepare`), runs the tasks not yet stored under the experiment's
-    results directory (:func:`bncbench.runner.run_experiment`; ``retry_failed`` defaults to true),
+    results directory (:func:`bncbench.harness.runner.run_experiment`; ``retry_failed`` defaults to true),
     rewrites ``summary.csv`` there from every stored record, and prints the summary of this
     run's tasks, in the order of the plan's datasets and models, and the task counts on stdout.
 
@@ -393,9 +393,10 @@ def execute(cfg: DictConfig, plan: Plan | None = None) -> int:
     BNCBenchError
         If the config fails validation (see :func:`prepare`).
     """
-    from bncbench.runner import run_experiment
-    from bncbench.store import atomic_write_bytes, load_results
-    from bncbench.summary import format_table, summarize
+    from bncbench.harness.runner import run_experiment
+    from bncbench.atomic import atomic_write_bytes
+    from bncbench.harness.store import load_results
+    from bncbench.report.summary import format_table, summarize
 
     plan = plan if plan is not None else prepare(cfg)
     progress = cfg.get("progress")
@@ -463,13 +464,13 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
     Raises
     ------
     BNCBenchError
-        As :func:`bncbench.runner.pending_tasks` (a label clash, a record of another configuration).
+        As :func:`bncbench.harness.runner.pending_tasks` (a label clash, a record of another configuration).
     """
     import pandas as pd
 
     from bncbench.engine import checkpoint
-    from bncbench.runner import pending_tasks
-    from bncbench.store import ResultStore
+    from bncbench.harness.runner import pending_tasks
+    from bncbench.harness.store import ResultStore
 
     tasks, pending = pending_tasks(plan.datasets, plan.models, results_root=plan.root, protocol=plan.protocol,
                                    data_dir=plan.data_dir, retry_failed=retry_failed, move=False)
@@ -698,7 +699,7 @@ def run_cli(args: list[str]) -> int:
     """
     import hydra
 
-    from bncbench.run_config import store_schemas
+    from bncbench.harness.run_config import store_schemas
 
     if not conf_dir().is_dir():
         raise BNCBenchError(f"config directory not found: {conf_dir()} (set BNCBENCH_CONF_DIR)")
@@ -768,7 +769,7 @@ def incomplete(plan: Plan) -> int:
         1 when a task of the plan is failed, missing or unreadable (or the store holds another
         configuration under its labels), 0 when every one has its record.
     """
-    from bncbench.runner import pending_tasks
+    from bncbench.harness.runner import pending_tasks
 
     try:
         _, pending = pending_tasks(plan.datasets, plan.models, results_root=plan.root, protocol=plan.protocol,
