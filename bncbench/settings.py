@@ -9,6 +9,11 @@
 * ``BNCBENCH_CONF_DIR``: the Hydra config directory (:mod:`bncbench.paths`; unset: ``conf/``);
 * ``BNCBENCH_PLUGINS``: comma-separated plug-in modules to import (:mod:`bncbench.components`);
 * ``WEKA_JAR``: Weka's jar, to run Weka as a peer (:mod:`bncbench.peers.weka`; unset: Debian's);
+* ``BNCBENCH_GIGAL_SOURCE``: a source checkout or git directory of the authors' KDB / SkDB learner
+  ("Gigal", github ``anamf/SKDB``), to build and run it as a peer (:mod:`bncbench.peers.gigal`;
+  unset: the peer is skipped);
+* ``BNCBENCH_ANCHORS_DIR``: the directory of values measured from the papers' authors' code
+  (:mod:`bncbench.peers.gigal`; unset: ``shared/anchors`` beside the repository);
 * the variable a registry entry names as its ``directory: {env: ...}`` (``BNCBENCH_DIGITS_DIR``):
   that entry's directory (:mod:`bncbench.data.locate`; unset: its ``sibling`` beside the data
   directory).
@@ -23,8 +28,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["CACHE_DIR", "CONF_DIR", "DATA_DIR", "PLUGINS", "REGISTRY", "WEKA_JAR", "cache_dir", "conf_dir",
-           "data_dir", "directory", "plugins", "registry_file", "weka_jar"]
+__all__ = ["ANCHORS_DIR", "CACHE_DIR", "CONF_DIR", "DATA_DIR", "GIGAL_SOURCE", "PLUGINS", "REGISTRY", "WEKA_JAR",
+           "anchors_dir", "cache_dir", "conf_dir", "data_dir", "directory", "gigal_source", "plugins", "registry_file",
+           "weka_jar"]
 
 DATA_DIR = "BNCBENCH_DATA_DIR"
 CACHE_DIR = "BNCBENCH_CACHE_DIR"
@@ -32,6 +38,8 @@ REGISTRY = "BNCBENCH_REGISTRY"
 CONF_DIR = "BNCBENCH_CONF_DIR"
 PLUGINS = "BNCBENCH_PLUGINS"
 WEKA_JAR = "WEKA_JAR"
+GIGAL_SOURCE = "BNCBENCH_GIGAL_SOURCE"
+ANCHORS_DIR = "BNCBENCH_ANCHORS_DIR"
 
 
 def _get(variable: str) -> str | None:
@@ -126,3 +134,25 @@ def directory(variable: str) -> Path | None:
         Its value, ``~`` expanded, or ``None`` when it is unset.
     """
     return _path(variable)
+
+
+def gigal_source() -> Path | None:
+    """``$BNCBENCH_GIGAL_SOURCE``, ``~`` expanded, or ``None``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The source checkout or git directory of the authors' KDB / SkDB learner it names.
+    """
+    return _path(GIGAL_SOURCE)
+
+
+def anchors_dir() -> Path | None:
+    """``$BNCBENCH_ANCHORS_DIR``, ``~`` expanded, or ``None``.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The directory of the anchors (values measured from the authors' code) it names.
+    """
+    return _path(ANCHORS_DIR)

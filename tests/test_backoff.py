@@ -6,18 +6,15 @@ connect-4, against the probabilities of the authors' learner ("Gigal", ``anchors
 the repository: KDB-1, KDB-5 and SkDB-5 on the split of its ``prep.py``) to 1e-12.
 """
 
-import os
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
-from conftest import REPO, data_dir_or_skip
+from conftest import data_dir_or_skip
 
 from bncbench import BNClassifier
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.errors import BNCBenchError
 from bncbench.harness.model_specs import model_spec
+from bncbench.peers import gigal
 from bncbench.registry import ParameterError
 from bncbench.bn.count_tables import CountTables
 
@@ -116,36 +113,17 @@ def test_the_engine_starts_from_the_same_generative_model(param):
 
 
 # --------------------------------------------------------------------- the authors' probabilities
-ANCHORS = Path(os.environ.get("BNCBENCH_ANCHORS_DIR", REPO.parent / "shared" / "anchors"))
-GIGAL_PROBS = ANCHORS / "gigal" / "probs"
-
-
-def connect4_split():
-    """connect-4 as ``anchors/gigal/prep.py`` codes and splits it: (Xtr, ytr, Xte, yte, cards).
-
-    Every column coded by the rank of its value, the class likewise; ``default_rng(0).permutation(N)``,
-    training the first ``N // 2`` rows, test the rest.
-    """
-    raw = pd.read_csv(Path(data_dir_or_skip()) / "connect-4.csv.gz", header=None).to_numpy()
-    cols = [np.unique(raw[:, j], return_inverse=True) for j in range(raw.shape[1] - 1)]
-    X = np.column_stack([codes for _, codes in cols]).astype(np.int64)
-    cards = [len(vals) for vals, _ in cols]
-    y = np.unique(raw[:, -1], return_inverse=True)[1].astype(np.int64)
-    perm = np.random.default_rng(0).permutation(len(y))
-    tr, te = perm[: len(y) // 2], perm[len(y) // 2:]
-    return X[tr], y[tr], X[te], y[te], cards
-
-
 @pytest.fixture(scope="module")
 def connect4():
-    return connect4_split()
+    """connect-4 as ``anchors/gigal/prep.py`` codes and splits it (:func:`bncbench.peers.gigal.connect4_split`)."""
+    return gigal.connect4_split(data_dir_or_skip())
 
 
 @pytest.mark.data
 @pytest.mark.parametrize("name, kw", [("kdb1", dict(structure="kdb", k=1)), ("kdb5", dict(structure="kdb", k=5)),
                                       ("skdb5", dict(structure="skdb", k=5))])
 def test_any_class_equals_the_authors_learner_on_connect4(connect4, name, kw):
-    path = GIGAL_PROBS / f"connect4.{name}.test.txt.gz"
+    path = gigal.anchor_probs("connect-4", name)
     if not path.is_file():
         pytest.skip(f"the authors' probabilities are absent ({path}; set BNCBENCH_ANCHORS_DIR)")
     Xtr, ytr, Xte, yte, cards = connect4
@@ -160,47 +138,13 @@ def test_any_class_equals_the_authors_learner_on_connect4(connect4, name, kw):
     assert flips == (0 if name == "kdb1" else 39)
 
 
-def adult_split():
-    """adult as ``anchors/gigal/prep.py`` codes and splits it: numeric columns cut once by our MDL on
-    the training half ('?' a value of its own), nominal ones by sorted value; the same permutation."""
-    from bncbench.model.discretize import apply_cuts, mdl_cut_points
-
-    df = pd.read_csv(Path(data_dir_or_skip()) / "adult.csv.gz", header=None, skipinitialspace=True, dtype=str)
-    df = df.apply(lambda c: c.str.strip())
-    classes, y = np.unique(df.iloc[:, -1].str.rstrip("."), return_inverse=True)
-    y = y.astype(np.int64)
-    perm = np.random.default_rng(0).permutation(len(y))
-    tr, te = perm[: len(y) // 2], perm[len(y) // 2:]
-    X = np.empty((len(df), df.shape[1] - 1), dtype=np.int64)
-    cards = []
-    for j in range(df.shape[1] - 1):
-        col = df.iloc[:, j]
-        num = pd.to_numeric(col.replace("?", np.nan), errors="coerce")
-        if num.notna().sum() == col.ne("?").sum():
-            x = num.to_numpy(dtype=np.float64)
-            ok = ~np.isnan(x[tr])
-            cuts = mdl_cut_points(x[tr][ok], y[tr][ok], len(classes))
-            codes = apply_cuts(x, cuts)
-            c = len(cuts) + 1
-            if (codes < 0).any():
-                codes[codes < 0] = c
-                c += 1
-            X[:, j] = codes
-            cards.append(c)
-        else:
-            vals, codes = np.unique(col.to_numpy(), return_inverse=True)
-            X[:, j] = codes
-            cards.append(len(vals))
-    return X[tr], y[tr], X[te], y[te], cards
-
-
 # test 0-1 loss of the authors' learner on that split (anchors/gigal/README.md); ours per class at k = 5: 0.165964
 ADULT_GIGAL_ZERO_ONE = {"kdb1": 0.141927, "kdb5": 0.156546, "skdb5": 0.138446}
 
 
 @pytest.mark.data
 def test_any_class_gives_the_authors_test_error_on_adult():
-    Xtr, ytr, Xte, yte, cards = adult_split()
+    Xtr, ytr, Xte, yte, cards = gigal.adult_split(data_dir_or_skip())
     models = {"kdb1": dict(structure="kdb", k=1), "kdb5": dict(structure="kdb", k=5),
               "skdb5": dict(structure="skdb", k=5)}
     for name, kw in models.items():

@@ -1,4 +1,5 @@
-"""Reference implementations run as peers (oracles in tests, rivals in benchmarks): Weka, ...
+"""Reference implementations run as peers on the same codes (oracles in tests, rivals in benchmarks).
 
-Each module runs one external program on the same integer codes and reads back what it computed.
+:mod:`bncbench.peers.weka` runs Weka's classifiers; :mod:`bncbench.peers.gigal` the authors' KDB and
+selective KDB in C++ (Gigal). Each module runs one external program and reads back what it computed.
 """
