@@ -38,7 +38,7 @@ INITS = Registry("init", builtins=("bncbench.engine.inits", "bncbench.engine.ebn
                  doc="initializations of optimized parameters")
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"),
                       doc="objectives of optimized parameters")
-OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers")
+OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers", own_defaults=True)
 BASELINES = Registry("model", builtins=("bncbench.baselines", "bncbench.baselines_cvxmm", "bncbench.baselines_svm"), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
 
