@@ -21,7 +21,7 @@ from typing import Any, Callable
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from bncbench.components import BASELINES, FLAT_KINDS, MODEL_KINDS, PARAMETERIZATIONS
-from bncbench.errors import BNCBenchError, did_you_mean
+from bncbench.errors import BNCBenchError
 
 GROUPS = tuple(reg.kind for reg in MODEL_KINDS)
 """The model config groups, in label order."""
@@ -155,15 +155,9 @@ def _check_keys(reg, node: dict) -> None:
     Hydra's ``+group.key=value`` adds keys even to typed configs: without this check a
     misspelled or foreign hyperparameter would be dropped silently.
     """
-    comp = reg[node.get("name")]
-    declared = {h.name for h in comp.hyperparameters if not h.from_group}
-    unknown = sorted(set(node) - declared - {"name", "label"})
-    if unknown:
-        raise BNCBenchError(f"{reg.kind} {comp.name!r} has no hyperparameter {', '.join(map(repr, unknown))} "
-                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)})"
-                            f"{did_you_mean(f'{reg.kind}.{unknown[0]}', [f'{reg.kind}.{k}' for k in declared])}; "
-                            "its hyperparameters: "
-                            f"{', '.join(sorted(declared)) or 'none'}")
+    from bncbench.validate import check_keys  # one wording for Python and the command line
+
+    check_keys(reg[node.get("name")], set(node) - {"name", "label"})
 
 
 def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) -> list[ModelSpec]:
