@@ -357,7 +357,7 @@ def select_models(models: list, only) -> list:
 
 
 def _check_model(spec) -> None:
-    from bncbench.validate import check_model  # the one validation pass, as the library's routes run it
+    from bncbench.models import check_model  # the one validation pass, as the library's routes run it
 
     check_model(spec.params, spec.label)
 

@@ -214,7 +214,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_components(self) -> _Parts:
         """Validate every keyword against the registries (the one pass, :mod:`bncbench.validate`); the chosen components."""
         values = self.get_params(deep=False)
-        comps = check_classifier(values)
+        comps = check_classifier(values, _hyperparameters())
         return _Parts(comps["structure"], comps["estimator"], comps["param"], values)
 
     def _check_training_data(self, X, y):

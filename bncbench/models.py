@@ -216,3 +216,35 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
                 raise BNCBenchError(f"two different models share the label {spec.label!r}; give one a 'label'")
             specs[spec.label] = spec
     return list(specs.values())
+
+
+def check_model(params: dict, label: str | None = None) -> None:
+    """Validate one model of an experiment (a :class:`ModelSpec`'s parameters), fitting nothing.
+
+    What the command line runs on every model before any task, and
+    :func:`bncbench.runner.run_experiment` too (:mod:`bncbench.validate`: one pass, one line).
+
+    Parameters
+    ----------
+    params : dict
+        The model's parameters: :class:`bncbench.BNClassifier` keywords, or a baseline's
+        (``{"model": "random_forest", ...}``).
+    label : str, optional
+        The model's label, prefixed to the message (``model 'KDB-1': ...``).
+
+    Raises
+    ------
+    BNCBenchError
+        One line: an unknown keyword, or what :func:`bncbench.validate.check_classifier` refuses.
+    """
+    from bncbench.baselines import make_estimator
+
+    prefix = f"model {label!r}: " if label is not None else ""
+    try:
+        clf = make_estimator(params, None)
+        if hasattr(clf, "_check_components"):  # a BNClassifier: bncbench.validate.check_classifier
+            clf._check_components()
+    except TypeError as exc:
+        raise BNCBenchError(f"{prefix}{exc}") from None
+    except BNCBenchError as exc:
+        raise BNCBenchError(f"{prefix}{exc}") from None

@@ -482,7 +482,7 @@ def _holding_store_lock(run):
     after removing the predictions a killed or failed write left without their JSON. The models are
     validated first, as the command line validates them (:func:`bncbench.validate.check_model`): a bad
     one is one line, before the store is touched."""
-    from bncbench.validate import check_model
+    from bncbench.models import check_model
 
     @functools.wraps(run)
     def locked(*args, results_root, **kwargs):

@@ -4,7 +4,7 @@ A model's, an optimizer's and an executor's values are checked here and nowhere 
 declarations of :mod:`bncbench.registry` (constraints, the component's ``check``): by
 :class:`bncbench.BNClassifier` at ``fit``, by :func:`bncbench.runner.run_experiment` before any task,
 by :func:`bncbench.executors.make_executor`, and on the command line by ``bncbench.app.prepare``
-(:func:`check_model`) and when Hydra refuses a value's type at composition
+(:func:`bncbench.models.check_model`) and when Hydra refuses a value's type at composition
 (:func:`config_value_error`, which reruns the value through :func:`check_values`). So a bad value
 gets the same line from Python and from the command line (there prefixed with the model's label,
 ``model 'KDB-1': ...``, or ``bad configuration: ...``); ``tests/test_validation_routes.py`` walks bad
@@ -22,8 +22,7 @@ from bncbench.components import (ESTIMATORS, EXECUTORS, FLAT_KINDS, INITS, MODEL
 from bncbench.errors import BNCBenchError, did_you_mean
 from bncbench.registry import Component, ParameterError
 
-__all__ = ["check_classifier", "check_constraints", "check_keys", "check_model", "check_values",
-           "config_value_error", "owner"]
+__all__ = ["check_classifier", "check_constraints", "check_keys", "check_values", "config_value_error", "owner"]
 
 CLASSIFIER = "BNClassifier"
 """The owner named for :class:`bncbench.BNClassifier`'s keywords (scikit-learn's ``caller_name``)."""
@@ -132,7 +131,7 @@ def check_values(comp: Component, values: dict, *, who: str | None = None) -> di
     return full
 
 
-def check_classifier(params: dict) -> dict:
+def check_classifier(params: dict, keywords: dict) -> dict:
     """Validate :class:`bncbench.BNClassifier`'s keywords: every constraint, then the chosen components.
 
     Every keyword is checked against its constraints (scikit-learn's rule: those of components not
@@ -144,6 +143,9 @@ def check_classifier(params: dict) -> dict:
     ----------
     params : dict
         ``BNClassifier.get_params(deep=False)`` (missing keywords take their defaults).
+    keywords : dict
+        ``{keyword: (default, constraints)}``: the classifier's keyword table, built from the
+        registries (``bncbench.classifier._hyperparameters``).
 
     Returns
     -------
@@ -160,9 +162,7 @@ def check_classifier(params: dict) -> dict:
         If an optimizer option is undeclared, a component's ``check`` rejects the values, or the
         estimator has no count tables for an optimized parameterization.
     """
-    from bncbench.classifier import _hyperparameters  # the keywords' one table (built from the registries)
-
-    spec = _hyperparameters()
+    spec = keywords
     values = {name: params.get(name, default) for name, (default, _) in spec.items()}
     check_constraints({name: cons for name, (_, cons) in spec.items()}, values, CLASSIFIER)
     comps = {"structure": STRUCTURES[values["structure"]], "estimator": ESTIMATORS[values["estimator"]],
@@ -181,38 +181,6 @@ def check_classifier(params: dict) -> dict:
         raise BNCBenchError(f"estimator={values['estimator']!r} gives generative parameters only; param="
                             f"{values['param']!r} needs an estimator with count tables (map)")
     return comps
-
-
-def check_model(params: dict, label: str | None = None) -> None:
-    """Validate one model of an experiment (a :class:`bncbench.models.ModelSpec`'s parameters), fitting nothing.
-
-    What the command line runs on every model before any task, and
-    :func:`bncbench.runner.run_experiment` too.
-
-    Parameters
-    ----------
-    params : dict
-        The model's parameters: :class:`bncbench.BNClassifier` keywords, or a baseline's
-        (``{"model": "random_forest", ...}``).
-    label : str, optional
-        The model's label, prefixed to the message (``model 'KDB-1': ...``).
-
-    Raises
-    ------
-    BNCBenchError
-        One line: an unknown keyword, or what :func:`check_classifier` refuses.
-    """
-    from bncbench.baselines import make_estimator
-
-    prefix = f"model {label!r}: " if label is not None else ""
-    try:
-        clf = make_estimator(params, None)
-        if params.get("model", "bnc") == "bnc":
-            check_classifier(clf.get_params(deep=False))
-    except TypeError as exc:
-        raise BNCBenchError(f"{prefix}{exc}") from None
-    except BNCBenchError as exc:
-        raise type(exc)(f"{prefix}{exc}") from None
 
 
 def config_value_error(exc: BaseException) -> str | None:
