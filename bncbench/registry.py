@@ -256,6 +256,11 @@ class Registry:
         built-in added as a new module of the package is found without editing any list.
     doc : str, default=""
         What the components are, in a few words, for the docs' headings.
+    own_defaults : bool, default=False
+        Each component declares its own defaults: two components may declare one hyperparameter
+        name with different defaults (same type and constraints still). For kinds whose values travel
+        per component rather than as shared keywords (an optimizer's ``optimizer_options``: ``sgd``
+        runs 20 epochs, ``lbfgs`` up to 10^4 iterations).
 
     Attributes
     ----------
@@ -265,7 +270,7 @@ class Registry:
         As given.
     """
 
-    def __init__(self, kind: str, builtins: Iterable[str] = (), doc: str = "") -> None:
+    def __init__(self, kind: str, builtins: Iterable[str] = (), doc: str = "", own_defaults: bool = False) -> None:
         """Create an empty registry; the ``builtins`` modules and the plug-ins are imported on first read.
 
         Parameters
@@ -276,9 +281,12 @@ class Registry:
             Modules (or packages: every module in them) that register the built-in components.
         doc : str, default=""
             A few words on what the components are.
+        own_defaults : bool, default=False
+            Each component declares its own defaults (see the class doc).
         """
         self.kind = kind
         self.doc = doc
+        self.own_defaults = own_defaults
         self._builtins = tuple(builtins)
         self._loaded = False
         self._items: dict[str, Component] = {}
@@ -362,7 +370,7 @@ class Registry:
         self._load()  # built-ins first: a plug-in's declarations are checked against theirs
         if comp.name in self._items and not replace:
             raise BNCBenchError(f"{self.kind} {comp.name!r} is already registered")
-        _check_compatible(comp, [c for k, c in self._items.items() if k != comp.name])
+        _check_compatible(comp, [c for k, c in self._items.items() if k != comp.name], defaults=not self.own_defaults)
         self._items[comp.name] = comp
         for fn in self._listeners:
             fn(comp)
@@ -474,21 +482,23 @@ def _expand(modules: Iterable[str]) -> tuple:
 def _field_type(h: Hyperparameter):
     if h.type is Any:
         return Any
-    return Optional[h.type] if h.default is None else h.type
+    return Optional[h.type] if h.default is None or None in h.constraints else h.type
 
 
-def _same(h: Hyperparameter, g: Hyperparameter) -> bool:
-    """Two declarations of one name mean the same: same default, type and range."""
-    return (g.default, g.type, [str(c) for c in g.constraints]) == (h.default, h.type, [str(c) for c in h.constraints])
+def _same(h: Hyperparameter, g: Hyperparameter, defaults: bool = True) -> bool:
+    """Two declarations of one name mean the same: same default (unless ``defaults`` is false), type and range."""
+    return ((g.default if defaults else None), g.type, [str(c) for c in g.constraints]) == \
+        ((h.default if defaults else None), h.type, [str(c) for c in h.constraints])
 
 
-def _check_compatible(comp: Component, others: Iterable[Component]) -> None:
+def _check_compatible(comp: Component, others: Iterable[Component], defaults: bool = True) -> None:
     seen = {h.name: (c, h) for c in others for h in c.hyperparameters}
     for h in comp.hyperparameters:
-        if h.name in seen and not _same(h, seen[h.name][1]):
+        if h.name in seen and not _same(h, seen[h.name][1], defaults):
             other = seen[h.name][0]
             raise BNCBenchError(f"{comp.kind} {comp.name!r} declares hyperparameter {h.name!r} unlike "
-                                f"{other.kind} {other.name!r} does (default, type or range); one name, one meaning")
+                                f"{other.kind} {other.name!r} does ({'default, ' if defaults else ''}type or range); "
+                                "one name, one meaning")
 
 
 def union(registries: Iterable["Registry"]) -> dict[str, Hyperparameter]:

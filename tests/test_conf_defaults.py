@@ -4,11 +4,12 @@ A plain option ``conf/<group>/<name>.yaml`` (the file named after the component 
 states no value of its own, so ``group=name`` on the command line builds the model of
 ``BNClassifier(group="name")``; a preset under another name (``kdb5``, ``skdb5``, ``a2je``,
 ``mestimate``, ``lbfgs_paper``) states only what it changes, and builds the model of
-``BNClassifier`` with those values. The optimizers' options are the one exception, checked
-separately: their plain options restate the engine's own defaults (``stop: ebnc``, ...), which
-the registry declares as None ("the optimizer's default"), and keep them because the stored
-records' task keys carry them; the test proves they are the engine's defaults by fitting with
-and without them.
+``BNClassifier`` with those values. The optimizers too: each declares its own defaults in its
+registration (``lbfgs``: ``stop="ebnc"``, ``history=10``; ``sgd``: 20 epochs, ...), the engine runs
+with them (:func:`bncbench.engine.optim.declared_defaults`), and an optimizer option's typed schema
+carries them, so a composed option still lists them in the model's ``optimizer_options`` (the
+stored records' task keys are unchanged; ``scripts/experiment_models.py`` prints the same before and
+after). An optimizer preset states no value equal to its optimizer's declared default.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from conftest import REPO
 from bncbench import BNClassifier
 from bncbench.harness.app import compose_config
 from bncbench.components import EXECUTORS, MODEL_KINDS, OPTIMIZERS, PARAMETERIZATIONS
+from bncbench.engine.optim import declared_defaults
 from bncbench.harness.model_specs import GROUPS, model_spec
 
 OPTIMIZED = next(c.name for c in PARAMETERIZATIONS if c.info.get("optimized"))
@@ -57,8 +59,9 @@ def test_a_plain_option_states_nothing_and_a_preset_only_what_it_changes(group, 
     values = {k: v for k, v in stated.items() if k != "label"}
     assert set(values) <= set(declared), f"{group}={option} states keys its component lacks"
     wiring = {k for k, v in values.items() if isinstance(v, str) and v.startswith("${")}  # the run's own keys
-    if group == "optimizer":
-        return  # the restated engine defaults: test_optimizer_options_restate_the_engine_defaults
+    if group == "optimizer":  # a value equal to the optimizer's own declared default is a restatement
+        same = sorted(k for k, v in values.items() if k in declared_defaults(comp) and v == declared_defaults(comp)[k])
+        assert not same, f"{group}={option} restates {comp}'s declared defaults {same}"
     if option == comp:
         assert set(values) == wiring, f"the plain option {group}={option} restates {sorted(set(values) - wiring)}"
         assert "label" not in stated
@@ -77,16 +80,17 @@ def test_command_line_option_builds_the_model_of_bnclassifier(group, option):
         overrides.append(f"param={OPTIMIZED}")
         kwargs["param"] = OPTIMIZED
     values = {k: v for k, v in stated.items() if k != "label"}
-    if group == "optimizer":
-        kwargs["optimizer_options"] = values or None
+    if group == "optimizer":  # the schema carries the optimizer's declared defaults into the model's options
+        kwargs["optimizer_options"] = {**declared_defaults(comp), **values} or None
     else:
         kwargs.update(values)
         if PARAMETERIZATIONS[kwargs.get("param", "generative")].info.get("optimized"):
-            # the run's default optimizer option, with the engine defaults it restates (see the module doc)
+            # the run's default optimizer option, with its optimizer's declared defaults (see the module doc)
             default = next(d["optimizer"] for d in yaml.safe_load((REPO / "conf" / "config.yaml").read_text())
                            ["defaults"] if isinstance(d, dict) and "optimizer" in d)
-            kwargs["optimizer_options"] = {k: v for k, v in _read("optimizer", default)[1].items()
-                                           if k != "label"} or None
+            opt_comp, opt_stated = _read("optimizer", default)
+            kwargs["optimizer_options"] = {**declared_defaults(opt_comp),
+                                           **{k: v for k, v in opt_stated.items() if k != "label"}} or None
     cfg = compose_config(overrides)
     spec = model_spec({g: cfg[g] for g in GROUPS})
     assert BNClassifier(**spec.params).get_params() == BNClassifier(**kwargs).get_params()
@@ -107,16 +111,32 @@ def _codes(seed=0, n=120, a=4):
 
 
 @pytest.mark.parametrize("option", [o for g, o in OPTIONS if g == "optimizer" and _read(g, o)[0] == o])
-def test_optimizer_options_restate_the_engine_defaults(option):
-    """A plain optimizer option's values are what the engine does without them: the same fit, bit for bit."""
+def test_optimizer_declared_defaults_are_what_the_engine_runs(option):
+    """A plain optimizer option composes to its optimizer's declared defaults, and those are what the engine
+    does without them: the model of the command line and of ``BNClassifier(optimizer=...)`` fit the same, bit
+    for bit."""
     comp, stated = _read("optimizer", option)
-    values = {k: v for k, v in stated.items() if k != "label"}
-    assert set(values) <= {h.name for h in OPTIMIZERS[comp].hyperparameters}
+    assert not {k for k in stated if k != "label"}
+    composed = compose_config([f"optimizer={option}", f"param={OPTIMIZED}"])
+    spec = model_spec({g: composed[g] for g in GROUPS})
+    assert spec.params.get("optimizer_options") == (declared_defaults(comp) or None)
     X, y = _codes()
     base = dict(structure="nb", param="weighted", init="zeros", optimizer=comp, discretize=False)
     p0 = BNClassifier(**base).fit(X, y).predict_proba(X)
-    p1 = BNClassifier(**base, optimizer_options=values or None).fit(X, y).predict_proba(X)
+    p1 = BNClassifier(**base, optimizer_options=declared_defaults(comp) or None).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(p0, p1)
+
+
+def test_optimizers_declare_their_own_defaults():
+    """The defaults the optimizer options stated before have their home in the registrations (task keys of
+    the stored records carry them: ``scripts/experiment_models.py`` is unchanged)."""
+    assert declared_defaults("lbfgs") == {"stop": "ebnc", "history": 10}
+    assert declared_defaults("cg") == {"stop": "ebnc"}
+    assert declared_defaults("cgb") == {"stop": "ebnc", "xtol": 0.0002}
+    assert declared_defaults("bfgs") == {"stop": "ebnc", "max_params": 10000}
+    assert declared_defaults("bfgs_nash") == {"max_params": 10000}
+    assert declared_defaults("cg_nash") == {}
+    assert declared_defaults("sgd") == {"maxiter": 20, "method": "adagrad", "lr": 0.1, "batch_size": 256, "seed": 0}
 
 
 def test_the_protocol_has_one_home():

@@ -296,7 +296,7 @@ def test_function_level_imports_close_no_other_cycle():
 
 
 LAYERS = (
-    ("errors", "settings", "paths", "atomic", "metrics", "registry", "components"),
+    ("errors", "settings", "paths", "atomic", "metrics", "registry", "components", "validate"),
     ("bn", "data"),
     ("structures", "estimators", "hdp", "engine"),
     ("model",),

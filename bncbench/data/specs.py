@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from bncbench.data.catalog import data_identity, groups, load_registry
 from bncbench.data.dataset import Dataset
+from bncbench.data.names import dataset_name
 from bncbench.data.locate import describe_directory, entry_dir, entry_files, sha256_file
 from bncbench.data.sources import SKLEARN_LOADERS, SYNTHETIC_PRESETS, load_sklearn, load_synthetic
 from bncbench.data.perfect import NAME as PERFECT_NAME
@@ -132,12 +133,13 @@ def resolve(
             spec = {str(k): v for k, v in dict(entry).items()}
             if "name" not in spec:
                 raise BNCBenchError(f"dataset spec {spec} has no 'name'")
+            dataset_name(spec["name"])  # 1e3, true, null, nan: refused, not renamed
             spec.setdefault("source", "synthetic" if str(spec["name"]).startswith("synth") else "file")
             if spec["source"] not in ("synthetic", "file", "perfect"):
                 raise BNCBenchError(f"dataset {spec['name']!r}: unknown source {spec['source']!r}")
             out[str(spec["name"])] = spec
             return
-        name = str(entry)
+        name = dataset_name(entry)
         if name in SKLEARN_LOADERS:
             out[name] = {"name": name, "source": "sklearn"}
         elif name in SYNTHETIC_PRESETS:

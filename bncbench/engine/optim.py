@@ -6,7 +6,9 @@ iteration 0 the starting point. ``nll`` is the negative training CLL
 (summed), ``n_fev`` the full-data evaluations so far, ``time`` the seconds
 since the optimizer started.
 
-Options (``optimizer_options``), all optional:
+Options (``optimizer_options``), all optional. Each optimizer's defaults are declared once, in its
+registration (:func:`declared_defaults`; ``python -m bncbench components`` lists them), and
+:func:`optimize` hands them to it under the options given:
 
 ``stop``      ``"ebnc"`` (default): relative reduction
               ``(f_t - f_{t+1}) / max(|f_t|, |f_{t+1}|, 1) < 1e7 * eps``
@@ -20,8 +22,8 @@ Options (``optimizer_options``), all optional:
 ``uniform_offset``  L-BFGS: minimize NLL − N ln nc (the EBNC code's objective; only
               the relative stopping test changes; default false).
 ``xtol``      CGB: Brent's relative precision (default 2e-4, Feelders & Ivanovs).
-``method``    sgd: ``"adagrad"`` (default) or ``"sgd"``; ``lr`` (default 0.1 /
-              0.01), ``batch_size`` (default 256), ``seed`` (0); ``maxiter`` =
+``method``    sgd: ``"adagrad"`` (default) or ``"sgd"``; ``lr`` (default 0.1),
+              ``batch_size`` (default 256), ``seed`` (0); ``maxiter`` =
               epochs (default 20). One epoch = one trace iteration and one
               ``n_fev`` (the per-epoch monitoring evaluation is not counted).
 ``max_params`` BFGS: refuse problems with more parameters (default 10000;
@@ -60,6 +62,7 @@ time to stderr once a minute.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -228,7 +231,7 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     BNCBenchError
         If an option or the stop rule is unknown, or ``maxiter`` is negative.
     """
-    s = _settings(opts, {"history": 10, "maxfun": None, "uniform_offset": None, "maxls": 40})
+    s = _settings(opts, {"history": None, "maxfun": None, "uniform_offset": None, "maxls": 40})  # history: declared
     tr = Tracer(problem)
     fg = _offset(problem) if s["uniform_offset"] else problem.fg
     f0, _ = fg(x0)
@@ -379,7 +382,7 @@ def bfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarra
         If an option or the stop rule is unknown, ``maxiter`` is negative, or the problem has more
         than ``max_params`` parameters.
     """
-    return _scipy_method("BFGS", problem, x0, opts, {"max_params": 10000})
+    return _scipy_method("BFGS", problem, x0, opts, {"max_params": None})  # declared in the registration
 
 
 def cgb(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
@@ -413,7 +416,7 @@ def cgb(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
     BNCBenchError
         If an option or the stop rule is unknown, or ``maxiter`` is negative.
     """
-    s = _settings(opts, {"xtol": 2e-4})
+    s = _settings(opts, {"xtol": None})  # declared in the registration
     tr = Tracer(problem)
     x = np.array(x0, dtype=float)
     f, g = problem.fg(x)
@@ -462,7 +465,7 @@ def sgd(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
 
     Each epoch visits the design rows in a new random order, in batches of ``batch_size`` rows;
     a step uses the batch's gradient divided by its instance count. The run stops after
-    ``maxiter`` epochs (20 unless ``maxiter`` or ``stop`` is given), when the NLL is not finite,
+    ``maxiter`` epochs (declared default 20), when the NLL is not finite,
     or, with ``ftol > 0`` (default 0), when an epoch's relative reduction is below ``ftol``.
 
     Parameters
@@ -472,7 +475,7 @@ def sgd(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
     x0 : ndarray of shape (n_params,)
         Starting point (copied).
     opts : dict or None
-        ``method`` (``"adagrad"``, default, or ``"sgd"``), ``lr`` (default 0.1 / 0.01),
+        ``method`` (``"adagrad"``, default, or ``"sgd"``), ``lr`` (default 0.1),
         ``batch_size`` (256), ``seed`` (0), ``eps`` (AdaGrad, 1e-8), ``maxiter``, ``ftol``, ``stop``,
         ``gtol`` (accepted, not used); engine options are ignored.
 
@@ -491,12 +494,10 @@ def sgd(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
         If ``method``, an option or the stop rule is unknown, or ``maxiter`` is negative.
     """
     o = dict(opts or {})
-    method = o.pop("method", "adagrad")
+    method = o.pop("method")  # method, lr, batch_size, seed, maxiter: declared in the registration
     if method not in ("adagrad", "sgd"):
         raise BNCBenchError(f"unknown sgd method {method!r}; choose adagrad or sgd")
-    s = _settings(o, {"lr": 0.1 if method == "adagrad" else 0.01, "batch_size": 256, "seed": 0, "eps": 1e-8})
-    if "maxiter" not in o and "stop" not in (opts or {}):
-        s["maxiter"] = 20
+    s = _settings(o, {"lr": None, "batch_size": None, "seed": None, "eps": 1e-8})
     s["ftol"] = float(o.get("ftol", 0.0))
     data = problem.cll.data
     rng = np.random.default_rng(int(s["seed"]))
@@ -532,6 +533,33 @@ def _option(name, typ, constraints, doc):
     return Hyperparameter(name, None, [*constraints, None], doc, typ)
 
 
+def _defaults(options: tuple, **values) -> tuple:
+    """``options`` with the given defaults: one optimizer's own (the registry is their one home; the
+    optimizers read them from there, :func:`declared_defaults`)."""
+    unknown = set(values) - {h.name for h in options}
+    assert not unknown, f"no such options: {unknown}"
+    return tuple(dataclasses.replace(h, default=values[h.name]) if h.name in values else h for h in options)
+
+
+def declared_defaults(name: str) -> dict:
+    """The options optimizer ``name`` declares with a default other than None.
+
+    :func:`optimize` hands the optimizer these, overridden by the options given; a plain
+    ``conf/optimizer/<name>.yaml`` states none of them (its typed schema carries them).
+
+    Parameters
+    ----------
+    name : str
+        A name registered in :data:`bncbench.components.OPTIMIZERS`.
+
+    Returns
+    -------
+    dict
+        ``{option: default}`` in declaration order.
+    """
+    return {h.name: h.default for h in OPTIMIZERS[name].hyperparameters if h.default is not None}
+
+
 _COMMON = (
     _option("stop", str, [options(STOPS)], "stopping preset: ebnc (L-BFGS-B's factr 1e7) or paper (§7)"),
     _option("ftol", float, [finite(0.0)], "relative-reduction tolerance (overrides the preset)"),
@@ -553,24 +581,25 @@ _COMMON = (
             "{name: [values]}, one early-stopped fit per point, the lowest held-out error kept (needs "
             "validation_fraction; bncbench/engine/tuning.py)"),
 )
-OPTIMIZERS.register("lbfgs", label="", hyperparameters=(
-    *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory (default 10)"),
+OPTIMIZERS.register("lbfgs", label="", hyperparameters=_defaults((
+    *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory"),
     _option("maxfun", int, [integer(1)], "evaluation limit (default 20 maxiter)"),
     _option("maxls", int, [integer(1)], "line-search steps per iteration (default 40; L-BFGS-B 3.0's "
             "Fortran, which the EBNC code runs, stops at 20)"),
     _option("uniform_offset", bool, [bool], "stop on NLL - N ln nc, the EBNC code's objective (changes only the "
-            "relative stopping test; default false)")))(lbfgs)
-OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_COMMON)(cg)
-OPTIMIZERS.register("cgb", label=" [CGB]", hyperparameters=(
-    *_COMMON, _option("xtol", float, [finite(0.0)], "Brent's relative precision (default 2e-4)")))(cgb)
-OPTIMIZERS.register("bfgs", label=" [BFGS]", hyperparameters=(
-    *_COMMON, _option("max_params", int, [integer(1)], "refuse larger problems (default 10000)")))(bfgs)
-OPTIMIZERS.register("sgd", label=" [SGD]", hyperparameters=(
-    *_COMMON, _option("method", str, [options(("adagrad", "sgd"))], "adagrad (default) or sgd"),
-    _option("lr", float, [finite(0.0)], "learning rate (default 0.1 adagrad, 0.01 sgd)"),
-    _option("batch_size", int, [integer(1)], "minibatch size (default 256)"),
-    _option("seed", int, [integer(0)], "shuffling seed (default 0)"),
-    _option("eps", float, [finite(0.0)], "AdaGrad's epsilon (default 1e-8)")))(sgd)
+            "relative stopping test; default false)")), stop="ebnc", history=10))(lbfgs)
+OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_defaults(_COMMON, stop="ebnc"))(cg)
+OPTIMIZERS.register("cgb", label=" [CGB]", hyperparameters=_defaults((
+    *_COMMON, _option("xtol", float, [finite(0.0)], "Brent's relative precision")), stop="ebnc", xtol=0.0002))(cgb)
+OPTIMIZERS.register("bfgs", label=" [BFGS]", hyperparameters=_defaults((
+    *_COMMON, _option("max_params", int, [integer(1)], "refuse larger problems")), stop="ebnc", max_params=10000))(bfgs)
+OPTIMIZERS.register("sgd", label=" [SGD]", hyperparameters=_defaults((
+    *_COMMON, _option("method", str, [options(("adagrad", "sgd"))], "adagrad or sgd"),
+    _option("lr", float, [finite(0.0)], "learning rate"),
+    _option("batch_size", int, [integer(1)], "minibatch size"),
+    _option("seed", int, [integer(0)], "shuffling seed"),
+    _option("eps", float, [finite(0.0)], "AdaGrad's epsilon (default 1e-8)")),
+    method="adagrad", lr=0.1, batch_size=256, maxiter=20, seed=0))(sgd)
 
 
 def optimize(name: str, problem: Problem, x0: np.ndarray,
@@ -589,7 +618,8 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
     x0 : ndarray of shape (n_params,)
         Starting point (converted to float).
     options : dict, optional
-        The optimizer's options (see the module docstring); not modified.
+        The optimizer's options (see the module docstring), over its declared defaults
+        (:func:`declared_defaults`); not modified.
 
     Returns
     -------
@@ -607,7 +637,7 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
         the optimizer rejects its options.
     """
     run = OPTIMIZERS[name].obj
-    opts = dict(options or {})
+    opts = {**declared_defaults(name), **(options or {})}
     threads = opts.pop("blas_threads", 1)
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
                                 or threads < 1):
@@ -745,7 +775,7 @@ def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.n
     """
     from bncbench.engine import nash
 
-    s, cc, cg_ = _nash_settings(problem, opts, {"max_params": 10000})
+    s, cc, cg_ = _nash_settings(problem, opts, {"max_params": None})  # declared in the registration
     if x0.size > int(s["max_params"]):
         raise BNCBenchError(f"bfgs_nash stores a dense {x0.size}x{x0.size} inverse Hessian (its lower triangle), "
                             f"above max_params={int(s['max_params'])}; raise optimizer.max_params or use cg_nash")
@@ -765,6 +795,6 @@ OPTIMIZERS.register("cg_nash", label=" [CG-Nash]", hyperparameters=(
                                       "(default), 3 Beale-Sorenson"),
     _option("parabola", str, [options(("r", "nash"))], "r: R's parabola step (half the acceptable step, "
             "default); nash: through the search's starting value")))(cg_nash)
-OPTIMIZERS.register("bfgs_nash", label=" [BFGS-Nash]", hyperparameters=(
-    *_ENGINE_OPTIONS, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems (default 10000)")))(
-    bfgs_nash)
+OPTIMIZERS.register("bfgs_nash", label=" [BFGS-Nash]", hyperparameters=_defaults((
+    *_ENGINE_OPTIONS, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems")),
+    max_params=10000))(bfgs_nash)

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
-
 from bncbench.components import EXECUTORS
 from bncbench.executors.executor import Executor, in_worker
 from bncbench.executors.dask import DaskExecutor
 from bncbench.executors.local import JoblibExecutor, check_n_jobs
 from bncbench.executors.slurm import SlurmExecutor
-from bncbench.registry import ParameterError
+from bncbench.validate import check_keys, check_values
 
 __all__ = ["DaskExecutor", "Executor", "JoblibExecutor", "SlurmExecutor", "check_n_jobs", "in_worker", "make_executor"]
 
@@ -34,8 +32,7 @@ def make_executor(name: str = "joblib", **options: Any) -> Executor:
     name : str, default="joblib"
         A name registered in :data:`bncbench.components.EXECUTORS`.
     **options
-        Hyperparameter values; keys the executor does not declare are ignored, declared
-        hyperparameters missing here take their declared default.
+        Option values; declared options missing here take their declared default.
 
     Returns
     -------
@@ -45,17 +42,11 @@ def make_executor(name: str = "joblib", **options: Any) -> Executor:
     Raises
     ------
     BNCBenchError
-        If ``name`` is not registered, a value is outside its declared range
-        (:class:`~bncbench.registry.ParameterError`), or the executor's ``check`` rejects the
-        values (``joblib``: an ``n_jobs`` of 0 or below -1; ``slurm``: no ``sbatch`` or ``srun`` here).
+        If ``name`` is not registered, an option is not declared, a value is outside its declared
+        range (:class:`~bncbench.registry.ParameterError`), or the executor's ``check`` rejects the
+        values (``joblib``: an ``n_jobs`` of 0 or below -1; ``slurm``: no ``sbatch`` or ``srun`` here);
+        the command line's lines (:mod:`bncbench.validate`).
     """
     comp = EXECUTORS[name]
-    values = comp.params(options)
-    try:
-        validate_parameter_constraints({h.name: h.constraints for h in comp.hyperparameters}, values,
-                                       caller_name=f"executor {name!r}")
-    except InvalidParameterError as exc:
-        raise ParameterError(str(exc)) from None
-    if comp.check is not None:
-        comp.check(values)
-    return comp.obj(**values)
+    check_keys(comp, options)
+    return comp.obj(**check_values(comp, options))

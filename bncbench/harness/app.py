@@ -159,7 +159,9 @@ def _compose(overrides) -> DictConfig:
     try:
         return compose(config_name="config", overrides=list(overrides), return_hydra_config=True)
     except Exception as exc:
-        raise BNCBenchError(f"bad configuration: {_unknown_key(exc, overrides) or _message(exc)}") from None
+        from bncbench.validate import config_value_error  # a hyperparameter's type: the registry's line
+
+        raise BNCBenchError(f"bad configuration: {_unknown_key(exc, overrides) or config_value_error(exc) or _message(exc)}") from None
 
 
 def _unknown_key(exc: BaseException, overrides) -> str | None:
@@ -355,16 +357,9 @@ def select_models(models: list, only) -> list:
 
 
 def _check_model(spec) -> None:
-    from bncbench.harness.model_specs import make_estimator
+    from bncbench.harness.model_specs import check_model  # the one validation pass, as the library's routes run it
 
-    try:
-        clf = make_estimator(spec.params, None)
-        if hasattr(clf, "_check_components"):
-            clf._check_components()
-    except TypeError as exc:
-        raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
-    except BNCBenchError as exc:
-        raise BNCBenchError(f"model {spec.label!r}: {exc}") from None
+    check_model(spec.params, spec.label)
 
 
 def execute(cfg: DictConfig, plan: Plan | None = None) -> int:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from bncbench.components import BASELINES, FLAT_KINDS, MODEL_KINDS, PARAMETERIZATIONS
-from bncbench.errors import BNCBenchError, did_you_mean
+from bncbench.errors import BNCBenchError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -158,15 +158,9 @@ def _check_keys(reg, node: dict) -> None:
     Hydra's ``+group.key=value`` adds keys even to typed configs: without this check a
     misspelled or foreign hyperparameter would be dropped silently.
     """
-    comp = reg[node.get("name")]
-    declared = {h.name for h in comp.hyperparameters if not h.from_group}
-    unknown = sorted(set(node) - declared - {"name", "label"})
-    if unknown:
-        raise BNCBenchError(f"{reg.kind} {comp.name!r} has no hyperparameter {', '.join(map(repr, unknown))} "
-                            f"({', '.join(f'{reg.kind}.{k}' for k in unknown)})"
-                            f"{did_you_mean(f'{reg.kind}.{unknown[0]}', [f'{reg.kind}.{k}' for k in declared])}; "
-                            "its hyperparameters: "
-                            f"{', '.join(sorted(declared)) or 'none'}")
+    from bncbench.validate import check_keys  # one wording for Python and the command line
+
+    check_keys(reg[node.get("name")], set(node) - {"name", "label"})
 
 
 def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) -> list[ModelSpec]:
@@ -261,3 +255,33 @@ def make_estimator(params: dict[str, Any], cardinalities: ArrayLike | None) -> A
 
         return BNClassifier(**params, discretize=False, cardinalities=cardinalities)
     return BASELINES[kind].obj(**params)
+
+
+def check_model(params: dict, label: str | None = None) -> None:
+    """Validate one model of an experiment (a :class:`ModelSpec`'s parameters), fitting nothing.
+
+    What the command line runs on every model before any task, and
+    :func:`bncbench.harness.runner.run_experiment` too (:mod:`bncbench.validate`: one pass, one line).
+
+    Parameters
+    ----------
+    params : dict
+        The model's parameters: :class:`bncbench.BNClassifier` keywords, or a baseline's
+        (``{"model": "random_forest", ...}``).
+    label : str, optional
+        The model's label, prefixed to the message (``model 'KDB-1': ...``).
+
+    Raises
+    ------
+    BNCBenchError
+        One line: an unknown keyword, or what :func:`bncbench.validate.check_classifier` refuses.
+    """
+    prefix = f"model {label!r}: " if label is not None else ""
+    try:
+        clf = make_estimator(params, None)
+        if hasattr(clf, "_check_components"):  # a BNClassifier: bncbench.validate.check_classifier
+            clf._check_components()
+    except TypeError as exc:
+        raise BNCBenchError(f"{prefix}{exc}") from None
+    except BNCBenchError as exc:
+        raise BNCBenchError(f"{prefix}{exc}") from None

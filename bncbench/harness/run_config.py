@@ -133,13 +133,9 @@ def check_known_keys(cfg) -> None:
     executor = cfg.get("executor")
     if executor is not None and hasattr(executor, "keys") and executor.get("name") is not None:
         from bncbench.components import EXECUTORS
+        from bncbench.validate import check_keys  # make_executor's wording
 
-        declared = [h.name for h in EXECUTORS[str(executor.get("name"))].hyperparameters]
-        for key in executor:
-            if key not in ("name", "label", *declared):
-                raise BNCBenchError(f"executor {executor.get('name')!r} has no option {key!r} (executor.{key})"
-                                    f"{did_you_mean(f'executor.{key}', [f'executor.{k}' for k in declared])}; its "
-                                    f"options: {', '.join(declared) or 'none'}")
+        check_keys(EXECUTORS[str(executor.get("name"))], [str(k) for k in executor if k not in ("name", "label")])
 
 
 _stored: dict = {}

@@ -480,9 +480,15 @@ def _hms(seconds: float) -> str:
 
 def _holding_store_lock(run):
     """``run`` (:func:`run_experiment`) within its store's lock (:meth:`bncbench.harness.store.ResultStore.lock`),
-    after removing the predictions a killed or failed write left without their JSON."""
+    after removing the predictions a killed or failed write left without their JSON. The models are
+    validated first, as the command line validates them (:func:`bncbench.validate.check_model`): a bad
+    one is one line, before the store is touched."""
+    from bncbench.harness.model_specs import check_model
+
     @functools.wraps(run)
     def locked(*args, results_root, **kwargs):
+        for m in (kwargs["models"] if "models" in kwargs else args[1]):
+            check_model(m.params, m.label)
         store = ResultStore(results_root)
         with store.lock():
             store.clean_strays()
@@ -551,7 +557,8 @@ def run_experiment(
     Raises
     ------
     BNCBenchError
-        Before any task runs: if two model labels map to the same directory, the results
+        Before any task runs: if a model's parameters are bad (the command line's one line,
+        :func:`bncbench.validate.check_model`), two model labels map to the same directory, the results
         directory holds a record of another configuration for a pending task, or the
         default executor rejects ``n_jobs``. Errors of :attr:`Task.key` (see there) propagate too.
     """

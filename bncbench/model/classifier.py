@@ -9,18 +9,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import InvalidParameterError, StrOptions, validate_parameter_constraints
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d, validate_data
 
-from bncbench.components import (ESTIMATORS, FLAT_KINDS, INITS, OBJECTIVES, OPTIMIZERS, PARAMETERIZATIONS,
+from bncbench.components import (ESTIMATORS, FLAT_KINDS, INITS, OBJECTIVES, PARAMETERIZATIONS,
                                  STRUCTURES)
 from bncbench.data.identifiers import find_identifiers, warn_identifiers
 from bncbench.errors import BNCBenchError
 from bncbench.estimators import estimate
 from bncbench.model.preprocess import Discretizer
-from bncbench.registry import Component, ParameterError, integer, options, union
+from bncbench.registry import Component, integer, options, union
 from bncbench.structures import TrainingData
+from bncbench.validate import check_classifier
 
 SELECTORS = (("structure", "nb", STRUCTURES), ("param", "generative", PARAMETERIZATIONS),
              ("estimator", "map", ESTIMATORS))
@@ -211,22 +212,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _check_components(self) -> _Parts:
-        """Validate every keyword against the registries; the chosen components."""
-        try:
-            self._validate_params()
-            parts = _Parts(STRUCTURES[self.structure], ESTIMATORS[self.estimator], PARAMETERIZATIONS[self.param],
-                           self.get_params(deep=False))
-            if parts.param.info.get("optimized"):
-                _check_optimizer_options(self.optimizer, self.optimizer_options)
-        except InvalidParameterError as exc:
-            raise ParameterError(str(exc)) from None
-        for comp in (parts.structure, parts.estimator, parts.param):
-            if comp.check is not None:
-                comp.check(parts.values)
-        if parts.param.info.get("optimized") and not parts.estimator.info.get("counts"):
-            raise BNCBenchError(f"estimator={self.estimator!r} gives generative parameters only; param="
-                                f"{self.param!r} needs an estimator with count tables (map)")
-        return parts
+        """Validate every keyword against the registries (the one pass, :mod:`bncbench.validate`); the chosen components."""
+        values = self.get_params(deep=False)
+        comps = check_classifier(values, _hyperparameters())
+        return _Parts(comps["structure"], comps["estimator"], comps["param"], values)
 
     def _check_training_data(self, X, y):
         if y is None:
@@ -377,16 +366,6 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.string = True
         tags.input_tags.categorical = True
         return tags
-
-
-def _check_optimizer_options(name: str, opts) -> None:
-    """Every option of ``optimizer_options`` is one optimizer ``name`` declares, in its range."""
-    declared = {h.name: h.constraints for h in OPTIMIZERS[name].hyperparameters}
-    unknown = sorted(set(opts or {}) - set(declared))
-    if unknown:
-        raise BNCBenchError(f"unknown option(s) {', '.join(map(repr, unknown))} of optimizer {name!r}; "
-                            f"known: {', '.join(declared)}")
-    validate_parameter_constraints(declared, dict(opts or {}), caller_name=f"optimizer {name!r}")
 
 
 def _optimized(clf: BNClassifier):

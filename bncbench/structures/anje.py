@@ -22,7 +22,6 @@ def learn_anje(data: TrainingData, *, n: int) -> LearnedStructure:
     weight ``(n-1)!(a-n)!/(a-1)!`` each. The ``map`` estimator fits the class-conditional joints
     ``P(x_alpha | y)`` of all subsets at once (:mod:`bncbench.estimators.anje`). A1JE is naive Bayes.
     """
-    _needs_n_of_one({"n": n})
     members = SubsetMembers("anje", data.n_attributes, int(n))
     w = anje_exponent(data.n_attributes, int(n))
     return LearnedStructure(members, combine="geometric", weights=(w,) * len(members),
