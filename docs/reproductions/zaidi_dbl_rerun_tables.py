@@ -149,6 +149,14 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
     for r in cov.itertuples():
         out.append(f"| {r.model} | {r.little_complete} | {r.big_complete} | {r.little_lacking or '–'} | "
                    f"{r.big_lacking or '–'} |")
+    out += ["", "## Tables 2-4: the paper's W-D-L beside ours (**bold**: p <= 0.05)", "",
+            "| table | pair | subset | metric | paper | ours |", "|---|---|---|---|---|---|"]
+    for r in wdl[wdl["paper_wins"].notna()].itertuples():
+        sig = r.paper_p == "<0.001" or float(r.paper_p) <= 0.05
+        pap = f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)} ({r.paper_p})"
+        ours = f"{r.wins}/{r.draws}/{r.losses} ({_p(r.p)})"
+        out.append(f"| {r.table} | {r.model_a} vs {r.model_b} | {r.subset} | {r.metric} | "
+                   f"{f'**{pap}**' if sig else pap} | {f'**{ours}**' if r.significant else ours} |")
     out += ["", "## W-D-L (first model's wins: lower mean; sign test p; paper's cell where it has one)", "",
             "| table | pair | subset | metric | ours | paper |", "|---|---|---|---|---|---|"]
     for r in wdl.itertuples():
