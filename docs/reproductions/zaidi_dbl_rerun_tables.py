@@ -157,6 +157,22 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
         ours = f"{r.wins}/{r.draws}/{r.losses} ({_p(r.p)})"
         out.append(f"| {r.table} | {r.model_a} vs {r.model_b} | {r.subset} | {r.metric} | "
                    f"{f'**{pap}**' if sig else pap} | {f'**{ours}**' if r.significant else ours} |")
+    for (table, subset), g in wdl.groupby(["table", "subset"], sort=False):
+        if subset == "All" and (wdl["subset"] == "Big").sum() == 0:
+            continue                                      # All = Little while no Big dataset is complete
+        out += ["", f"## {table}, {subset}: W-D-L per metric (**bold**: p <= 0.05)", "",
+                "| pair | " + " | ".join(WDL_METRICS) + " |", "|---|" + "---|" * len(WDL_METRICS)]
+        for (a, b), h in g.groupby(["model_a", "model_b"], sort=False):
+            cells = []
+            for m in WDL_METRICS:
+                r = h[h["metric"] == m]
+                if r.empty:
+                    cells.append("–")
+                    continue
+                r = r.iloc[0]
+                c = f"{r.wins}/{r.draws}/{r.losses} ({_p(r.p)})"
+                cells.append(f"**{c}**" if r.significant else c)
+            out.append(f"| {a} vs {b} | " + " | ".join(cells) + " |")
     out += ["", "## W-D-L (first model's wins: lower mean; sign test p; paper's cell where it has one)", "",
             "| table | pair | subset | metric | ours | paper |", "|---|---|---|---|---|---|"]
     for r in wdl.itertuples():
