@@ -199,7 +199,8 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("store", type=Path, help="the zaidi_dbl results directory (records/ under it); read only")
-    ap.add_argument("--out", type=Path, default=OUT, help=f"where the CSVs go (default {OUT.relative_to(HERE.parents[1])})")
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help=f"where the CSVs go (default {OUT.relative_to(HERE.parents[1])})")
     ap.add_argument("--experiment", type=Path, default=EXPERIMENT, help="the experiment YAML (its report tables)")
     ap.add_argument("--min-folds", type=int, default=10, help="folds a (dataset, model) needs to count (default 10)")
     ap.add_argument("--big-threshold", type=int, default=100_000, help="Big: more rows than this (the paper's)")
