@@ -3,7 +3,7 @@
 Where an L-BFGS run stops after hundreds of iterations on a weakly regularized objective depends
 on floating-point rounding, so two machines (or two NumPy/SciPy/numba builds) can give optimized
 models whose mean 0-1 loss differs in the third decimal while generative models agree
-(docs/reproductions/zaidi_dbl.md, "Rerun on a fresh machine"). The record says which
+(docs/reproductions/zaidi_dbl_l2.md, "Rerun on a fresh machine"). The record says which
 environment it came from, so such differences can be traced; it is not part of the task key (the
 same task on another machine is the same experiment).
 """

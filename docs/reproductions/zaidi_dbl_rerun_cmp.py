@@ -10,7 +10,7 @@ beside each report; the committed ones are enough, no records are needed) and pr
 * every W-D-L cell of the experiment's report tables (``report.tables`` of the experiment's
   YAML), counted on the same pairs in both runs, with the cells that differ marked.
 
-This is how ``docs/reproductions/zaidi_dbl.md``, "Rerun on a fresh machine", compares the
+This is how ``docs/reproductions/zaidi_dbl_l2.md``, "Rerun on a fresh machine", compares the
 rerun with the committed report::
 
     python docs/reproductions/zaidi_dbl_rerun_cmp.py docs/reproductions/zaidi_dbl/summary.csv \

@@ -1,0 +1,92 @@
+"""docs/reproductions/zaidi_dbl_rerun_tables.py: Tables 2-6 and §6.3's counts from a store, on hand-made records."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "docs" / "reproductions"))
+import zaidi_dbl_rerun_tables as rt  # noqa: E402
+
+# (dataset, model) -> (0-1 loss, folds, mean iterations); d4 is Big (200,000 rows)
+CELLS = {
+    ("d1", "DBL2"): (0.10, 10, 50), ("d1", "A2JE"): (0.20, 10, None), ("d1", "LR2"): (0.10, 10, 80),
+    ("d2", "DBL2"): (0.30, 10, 20), ("d2", "A2JE"): (0.20, 10, None), ("d2", "LR2"): (0.40, 10, 30),
+    ("d3", "DBL2"): (0.25, 10, 90), ("d3", "A2JE"): (0.25, 10, None), ("d3", "LR2"): (0.20, 9, 10),
+    ("d4", "DBL2"): (0.05, 10, 500), ("d4", "A2JE"): (0.07, 10, None), ("d4", "LR2"): (0.06, 10, 100),
+}
+ROWS = {"d1": 100, "d2": 200, "d3": 300, "d4": 200_000}
+
+
+def records() -> pd.DataFrame:
+    """Long-format records as load_results gives them: one per fold, the cell's loss and iterations."""
+    out = []
+    for (d, m), (loss, folds, it) in CELLS.items():
+        for k in range(folds):
+            out.append({"dataset": d, "model": m, "round": k // 2, "fold": k % 2, "status": "ok",
+                        "zero_one": loss, "rmse": loss, "train_time": 1.0 if it is None else it / 100.0,
+                        "test_time": 0.01, "n_iter": np.nan if it is None else float(it),
+                        "n_instances": ROWS[d]})
+    return pd.DataFrame(out)
+
+
+def fake_summarize(recs: pd.DataFrame) -> pd.DataFrame:
+    """What summarize computes, for the columns the script reads (bias and variance = the loss)."""
+    g = recs.groupby(["dataset", "model"], sort=False)
+    s = g.agg(n_ok=("round", "size"), zero_one=("zero_one", "mean"), rmse=("rmse", "mean"),
+              train_time=("train_time", "mean"), test_time=("test_time", "mean"),
+              n_instances=("n_instances", "first")).reset_index()
+    return s.assign(n_failed=0, bias=s["zero_one"], variance=s["zero_one"], n_parameters=10.0)
+
+
+@pytest.fixture
+def summary(monkeypatch):
+    monkeypatch.setattr(rt, "summarize", fake_summarize)
+    return rt.complete_summary(records(), min_folds=10, big_threshold=100_000)
+
+
+def test_completeness_and_coverage(summary):
+    s = summary.set_index(["dataset", "model"])
+    assert not s.loc[("d3", "LR2"), "complete"] and s.loc[("d3", "DBL2"), "complete"]
+    assert s.loc[("d4", "DBL2"), "big"] and not s.loc[("d1", "DBL2"), "big"]
+    assert s.loc[("d1", "LR2"), "n_iter"] == 80 and np.isnan(s.loc[("d1", "A2JE"), "n_iter"])
+    cov = rt.coverage(summary, ["DBL2", "LR2"]).set_index("model")
+    assert cov.loc["DBL2", "little_complete"] == 3 and cov.loc["DBL2", "big_complete"] == 1
+    assert cov.loc["LR2", "little_complete"] == 2 and cov.loc["LR2", "little_lacking"] == "d3"
+
+
+def test_wdl_counts_and_the_papers_cell(summary):
+    w = rt.wdl_rows(summary, [("table2", [("DBL2", "A2JE")]), ("dbl_vs_lr", [("DBL2", "LR2")])])
+    cell = w[(w.table == "table2") & (w.subset == "Little") & (w.metric == "zero_one")].iloc[0]
+    # d1 win (0.10 < 0.20), d2 loss, d3 draw
+    assert (cell.wins, cell.draws, cell.losses, cell.n) == (1, 1, 1, 3)
+    assert (cell.paper_wins, cell.paper_draws, cell.paper_losses, cell.paper_p) == (42, 5, 28, "0.119")
+    big = w[(w.table == "table2") & (w.subset == "Big") & (w.metric == "zero_one")].iloc[0]
+    assert (big.wins, big.losses) == (1, 0) and big.paper_wins == 7
+    lr = w[(w.table == "dbl_vs_lr") & (w.subset == "Little") & (w.metric == "zero_one")].iloc[0]
+    # d3 left out (LR2 has 9 folds): d1 draw, d2 win
+    assert (lr.wins, lr.draws, lr.losses) == (1, 1, 0) and np.isnan(lr.paper_wins)
+    assert (w[w.table == "dbl_vs_lr"]["paper_p"] == "").all()
+
+
+def test_convergence_counts_only_complete_pairs(summary):
+    subsets = {"Little": ["d1", "d2", "d3"], "Big": ["d4"]}
+    per, summ = rt.convergence(records(), summary, subsets)
+    pair = per[per.w_model == "DBL2"].set_index("dataset")
+    assert sorted(pair.index) == ["d1", "d2", "d4"]             # d3: LR2 incomplete
+    assert pair.loc["d1", "n_iter_w"] == 50 and pair.loc["d1", "n_iter_other"] == 80
+    s = summ.set_index("subset")
+    assert (s.loc["Little", "iter_fewer"], s.loc["Little", "iter_more"]) == (2, 0)
+    assert s.loc["Little", "iter_ratio_geomean"] == pytest.approx(np.sqrt(50 / 80 * 20 / 30))
+    assert (s.loc["Big", "iter_fewer"], s.loc["Big", "iter_more"]) == (0, 1)
+    assert s.loc["Little", "iter_p"] == pytest.approx(0.5)       # 2 wins, 0 losses: two-tailed 2 * 0.5^2
+
+
+def test_tables5_6_paper_beside_ours(summary):
+    t = rt.tables5_6(summary)
+    row = t[(t.dataset == "census-income") & (t.metric == "zero_one") & (t.model == "DBL2")].iloc[0]
+    assert row.paper == 0.0686 and row.folds == 0 and np.isnan(row.ours)
+    assert len(t) == 4 * 2 * 9
