@@ -43,12 +43,12 @@ THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NU
 CHILD = r"""
 import json, sys, time, resource
 import numpy as np
-from bncbench.baselines import make_estimator
-from bncbench.data import registry
-from bncbench.runner import _prepared_fold
+from bncbench.harness.model_specs import make_estimator
+from bncbench.data import specs
+from bncbench.harness.runner import _prepared_fold
 a = json.loads(sys.argv[1])
 t_load = time.perf_counter()
-spec = registry.resolve([a["dataset"]])[0]
+spec = specs.resolve([a["dataset"]])[0]
 ds, train, test, codes, cards = _prepared_fold(json.dumps(spec, sort_keys=True, default=str), None, 0, 2,
                                               a["round"], a["fold"])
 load_s = time.perf_counter() - t_load

@@ -50,8 +50,8 @@ import zaidi_dbl_paper as paper  # noqa: E402  (the paper's Tables 2-6)
 
 from bncbench.report.convergence import pair_iterations, pair_iterations_summary  # noqa: E402
 from bncbench.report.stats import sign_test, wdl_table  # noqa: E402
-from bncbench.store import load_results  # noqa: E402
-from bncbench.summary import summarize  # noqa: E402
+from bncbench.harness.store import load_results  # noqa: E402
+from bncbench.report.summary import summarize  # noqa: E402
 
 EXPERIMENT = HERE.parents[1] / "conf/experiment/zaidi_dbl.yaml"
 OUT = HERE / "zaidi_dbl_rerun" / "reg_rows"
