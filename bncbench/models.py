@@ -119,6 +119,8 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
         if reg.kind in ("structure", "param", "estimator"):
             params[reg.kind] = comp.name
         for h in comp.hyperparameters:
+            if h.from_dataset:  # the dataset's fact, filled in per task (bncbench.dataset_values)
+                continue
             if h.from_group == h.name:
                 value = parts[h.name]["name"]
             elif h.from_group:
@@ -156,7 +158,7 @@ def _check_keys(reg, node: dict) -> None:
     misspelled or foreign hyperparameter would be dropped silently.
     """
     comp = reg[node.get("name")]
-    declared = {h.name for h in comp.hyperparameters if not h.from_group}
+    declared = {h.name for h in comp.hyperparameters if not (h.from_group or h.from_dataset)}
     unknown = sorted(set(node) - declared - {"name", "label"})
     if unknown:
         raise BNCBenchError(f"{reg.kind} {comp.name!r} has no hyperparameter {', '.join(map(repr, unknown))} "
