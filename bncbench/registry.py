@@ -169,6 +169,12 @@ class Hyperparameter:
         The value is set by another config group rather than by a field of this
         component's config: its chosen option's name (``init``, ``optimizer``,
         ``objective``) or, for ``optimizer_options``, the option's fields.
+    from_dataset : str, optional
+        The value is a fact of the dataset, not of the model: when an experiment runs the model,
+        it is the dataset's ``meta[from_dataset]`` (:func:`bncbench.harness.dataset_values.dataset_values`;
+        e.g. the network a synthetic dataset was sampled from), left at its default when the dataset
+        has no such fact. No config field, not part of the model's parameters; from Python it is an
+        ordinary keyword.
     """
 
     name: str
@@ -178,6 +184,7 @@ class Hyperparameter:
     type: Any = Any
     omit_default: bool = False
     from_group: Optional[str] = None
+    from_dataset: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -430,7 +437,8 @@ class Registry:
     def schema(self, name: str) -> type:
         """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters.
 
-        Hyperparameters set through another config group (``from_group``) have no field. A field's
+        Hyperparameters set through another config group (``from_group``) or by the dataset
+        (``from_dataset``) have no field. A field's
         type is the hyperparameter's ``type`` (``Optional`` of it when the default is None).
 
         Parameters
@@ -453,7 +461,7 @@ class Registry:
         fields = [("name", str, dataclasses.field(default=comp.name)),
                   ("label", str, dataclasses.field(default=comp.label))]
         for h in comp.hyperparameters:
-            if h.from_group:
+            if h.from_group or h.from_dataset:
                 continue
             default = h.default
             f = dataclasses.field(default_factory=lambda d=default: d) if isinstance(default, (list, dict)) \

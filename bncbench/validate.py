@@ -80,7 +80,7 @@ def check_keys(comp: Component, keys: Iterable[str]) -> None:
     Parameters
     ----------
     comp : Component
-        The component (hyperparameters set through another group, ``from_group``, are not its keys).
+        The component (hyperparameters set through another group, ``from_group``, or from the dataset, ``from_dataset``, are not its keys).
     keys : iterable of str
         The keys given (``name`` and ``label`` of a config node excluded by the caller).
 
@@ -90,7 +90,7 @@ def check_keys(comp: Component, keys: Iterable[str]) -> None:
         ``optimizer 'lbfgs' has no hyperparameter 'histry' (optimizer.histry) (did you mean
         'optimizer.history'?); its hyperparameters: ...``
     """
-    declared = [h.name for h in comp.hyperparameters if not h.from_group]
+    declared = [h.name for h in comp.hyperparameters if not (h.from_group or h.from_dataset)]
     unknown = sorted(set(keys) - set(declared))
     if unknown:
         noun = _noun(comp)

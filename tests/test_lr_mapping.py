@@ -179,13 +179,13 @@ def test_add_flops_to_a_cgb_trace():
     X, y, cards = _data(seed=16)
     lr, prob, _, _ = _lr_problem(X, y, cards, "nb")
     calls = {False: 0, True: 0}
-    cll = prob.cll
+    term = prob._data_term  # every evaluation of the data term, the fused LR kernel's too
 
-    def counted(phi, grad=True, **kw):
+    def counted(x, grad):
         calls[bool(grad)] += 1
-        return cll(phi, grad=grad, **kw)
+        return term(x, grad)
 
-    prob.cll = counted
+    prob._data_term = counted
     _, tr, n_iter = optimize("cgb", prob, lr.x0(), {"maxiter": 6})
     add_flops(tr, lr.n_params, "cg", 10.0, 20.0)
     assert calls[True] == len(tr)  # one value-and-gradient per record

@@ -45,7 +45,7 @@ def test_estimator_keywords_and_constraints_come_from_the_registries():
     assert set(sig.parameters) == declared == set(BNClassifier().get_params())
     assert set(BNClassifier._parameter_constraints) == declared
     assert all(p.kind is p.KEYWORD_ONLY for p in sig.parameters.values())
-    with pytest.raises(BNCBenchError, match=r"among \['ande', 'anje', 'custom', 'hill_climb', 'kdb', 'nb', 'skdb', 'tan'"):
+    with pytest.raises(BNCBenchError, match=r"among \['ande', 'anje', 'custom', 'hill_climb', 'kdb', 'nb', 'planted', 'skdb', 'tan'"):
         BNClassifier(structure="forest").fit([[0], [1]], [0, 1])
 
 

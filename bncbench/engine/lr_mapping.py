@@ -318,3 +318,38 @@ class LRMapping(ParamMap):
             Flops of one CLL and one gradient evaluation.
         """
         return lr_costs(self.n_ones(data), int(round(data.total)), self.Y)
+
+    # ------------------------------------------------------------------ fused data term
+    def fused(self, cll):
+        """The data term on the LR design itself (:class:`bncbench.engine.lr_design.FusedLR`), where it applies.
+
+        :class:`bncbench.engine.problem.Problem` evaluates the training data term through it instead
+        of ``phi`` -> ``cll`` -> ``pullback``: the same value and gradient up to rounding, fewer
+        gathers (``docs/benchmarks.md``).
+
+        Parameters
+        ----------
+        cll : object
+            The problem's data term.
+
+        Returns
+        -------
+        callable or None
+            ``fg(x, grad) -> (nll, dnll/dx or None)``, or None unless ``cll`` is the engine's CLL
+            (:class:`bncbench.engine.loss.CLL`, numba backend) and there are more than two classes:
+            another objective (the margin), the scipy reference backend and the two-class
+            score-difference kernel (faster) keep the generic path.
+        """
+        from bncbench.engine.loss import CLL
+        from bncbench.engine.lr_design import FusedLR
+
+        if type(cll) is not CLL or cll.backend != "numba" or self.Y == 2:  # 2 classes: the score-difference kernel
+            return None
+        term = FusedLR(cll.data, self._Mt)
+        shape = (self.K, self.Y - 1)
+
+        def fg(x, grad):
+            nll, gW = term(x.reshape(shape), grad)
+            return nll, (gW.ravel() if grad else None)
+
+        return fg

@@ -94,6 +94,15 @@ class Problem:
         self.n_fev = 0
         self.monitor = None  # a validation monitor (bncbench.engine.validation.Validation), set by fit_ccbn
         self._cache = []  # [(x, f, nll, g or None)], most recent last
+        # a map may evaluate the training data term on its own design (LRMapping.fused): same value and gradient
+        self._fused = pmap.fused(cll) if hasattr(pmap, "fused") else None
+
+    def _data_term(self, x, grad):
+        """The training data term and, if ``grad``, its gradient in ``x`` (fused where the map offers it)."""
+        if self._fused is not None:
+            return self._fused(x, grad)
+        nll, G = self.cll(self.pmap.phi(x), grad=grad)
+        return nll, (self.pmap.pullback(x, G) if grad else None)
 
     @property
     def regularized(self) -> bool:
@@ -143,9 +152,8 @@ class Problem:
         hit = self._lookup(x, True)
         if hit is not None:
             return hit[0], hit[2].copy()
-        nll, G = self.cll(self.pmap.phi(x), grad=True)
+        nll, g = self._data_term(x, True)
         self.n_fev += 1
-        g = self.pmap.pullback(x, G)
         pen, pg = self._penalty(x)
         f = nll + pen
         if pg is not None:
@@ -169,7 +177,7 @@ class Problem:
         hit = self._lookup(x, False)
         if hit is not None:
             return hit[0]
-        nll, _ = self.cll(self.pmap.phi(x), grad=False)
+        nll, _ = self._data_term(x, False)
         self.n_fev += 1
         f = nll + self._penalty(x)[0]
         self._store(x, f, nll, None)
@@ -195,7 +203,7 @@ class Problem:
         hit = self._lookup(x, False)
         if hit is not None:
             return hit[1]
-        nll, _ = self.cll(self.pmap.phi(x), grad=False)
+        nll, _ = self._data_term(x, False)
         if count:
             self.n_fev += 1
         return nll

@@ -315,6 +315,9 @@ def prepare(cfg: DictConfig) -> Plan:
     models = select_models(expand_models(cfg, option_composer(_searchpath(cfg))), cfg.get("only"))
     for m in models:
         _check_model(m)
+    from bncbench.harness.dataset_values import check_dataset_values
+
+    check_dataset_values(models, datasets, data_dir)  # e.g. structure=planted on a dataset without one: one line
     ex = OmegaConf.to_container(cfg.executor, resolve=True) if cfg.get("executor") else {"name": "joblib"}
     executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)

@@ -122,6 +122,8 @@ def model_spec(parts: dict, extra: dict | None = None) -> ModelSpec:
         if reg.kind in ("structure", "param", "estimator"):
             params[reg.kind] = comp.name
         for h in comp.hyperparameters:
+            if h.from_dataset:  # the dataset's fact, filled in per task (bncbench.harness.dataset_values)
+                continue
             if h.from_group == h.name:
                 value = parts[h.name]["name"]
             elif h.from_group:

@@ -201,9 +201,12 @@ def evaluate_task(task: Task) -> TaskRecord:
         ds, train, test, codes, cards = _prepared_fold(
             json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
             task.fold, p.mode)
+        from bncbench.harness.dataset_values import dataset_values
+
+        params = dataset_values(task.model.params, ds.meta)  # hyperparameters that are the dataset's facts
         with checkpoint.suspended():  # the task's checkpoints are its timed fit's
-            _warm_up(task.model.params, cards, codes[train], ds.y[train])
-        clf = make_estimator(task.model.params, cards)
+            _warm_up(params, cards, codes[train], ds.y[train])
+        clf = make_estimator(params, cards)
         t0 = time.perf_counter()
         clf.fit(codes[train], ds.y[train])
         t1 = time.perf_counter()
