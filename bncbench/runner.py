@@ -200,6 +200,9 @@ def evaluate_task(task: Task) -> TaskRecord:
         ds, train, test, codes, cards = _prepared_fold(
             json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
             task.fold, p.mode)
+        from bncbench.classifier import model_cardinalities  # missing="first_value": the missing code left out
+
+        cards = model_cardinalities(task.model.params, cards, ds.missing_mask)
         with checkpoint.suspended():  # the task's checkpoints are its timed fit's
             _warm_up(task.model.params, cards, codes[train], ds.y[train])
         clf = make_estimator(task.model.params, cards)
