@@ -40,7 +40,6 @@ from bncbench.report.stats import geometric_mean_ratios, subset_datasets, wdl_ta
 HERE = Path(__file__).parent
 import os
 ROOT = Path(os.environ.get("ZAIDI_EBNC_REPORTS", HERE))
-DEFAULT, EBNC = ROOT / "zaidi2017_subset", ROOT / "zaidi2017_ebnc"
 OUT = HERE / "zaidi2017_ebnc_claims"
 STRUCTURES = ("NB", "TAN", "KDB-1")
 PARAMS = ("generative", "w", "d", "e")
@@ -70,8 +69,28 @@ def complete(s: pd.DataFrame) -> set:
     return set(ok[ok == len(STRUCTURES) * len(PARAMS)].index)
 
 
-def main() -> int:
-    d, e = load("default", DEFAULT), load("ebnc", EBNC)
+def table4_markdown(claims: pd.DataFrame) -> str:
+    """Table 4 both ways as ``zaidi2017.md`` shows it (W-D-L and p of w against the generative model)."""
+    names = {"bias": "Bias", "variance": "Variance", "zero_one": "0-1 loss", "rmse": "RMSE"}
+    w = claims[claims["claim"] == "wdl"]
+    out = ["| datasets | metric | NB^w vs NB: formulas | code | TAN^w vs TAN: formulas | code | "
+           "KDB-1^w vs KDB-1: formulas | code |", "|---|---|---|---|---|---|---|---|"]
+    for sub in ("All", "Big"):
+        for m, name in names.items():
+            cells = []
+            for st in STRUCTURES:
+                for mode in ("default", "ebnc"):
+                    r = w[(w["subset"] == sub) & (w["metric"] == m) & (w["structure"] == st) & (w["mode"] == mode)]
+                    r = r.iloc[0]
+                    cell = f"{r['value']} ({'<0.001' if r['p'] < 0.001 else format(r['p'], '.3f')})"
+                    cells.append(f"**{cell}**" if r["p"] <= 0.05 else cell)
+            out.append(f"| {sub} | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main(root: Path | None = None, out: Path = OUT) -> int:
+    root = ROOT if root is None else Path(root)
+    d, e = load("default", root / "zaidi2017_subset"), load("ebnc", root / "zaidi2017_ebnc")
     datasets = sorted(complete(d) & complete(e))
     s = pd.concat([d, e], ignore_index=True)
     s = s[s["dataset"].isin(datasets)]
@@ -82,7 +101,8 @@ def main() -> int:
         for r in t.itertuples():
             rows.append(dict(claim="wdl", metric=r.metric, subset=r.subset, structure=r.model_a.split("|")[0],
                              mode=mode, value=f"{r.wins}/{r.draws}/{r.losses}", p=r.p, n=r.n))
-        conv = {k: pd.read_csv((DEFAULT if mode == "default" else EBNC) / "tables" / f"convergence_{k}.csv")
+        rep = root / ("zaidi2017_subset" if mode == "default" else "zaidi2017_ebnc")
+        conv = {k: pd.read_csv(rep / "tables" / f"convergence_{k}.csv")
                 for k in ("gaps", "iterations")}
         for sub in ("All", "Big"):
             dsets = [x for x in subset_datasets(s, sub)]
@@ -118,10 +138,11 @@ def main() -> int:
                                 ebnc_vs_default=f"{r.wins}/{r.draws}/{r.losses}", p=r.p, n=r.n,
                                 geomean_ratio=g["ratios"][a]))
     gen = pd.DataFrame(gen)
-    OUT.mkdir(exist_ok=True)
-    claims.to_csv(OUT / "claims.csv", index=False, float_format="%.6g")
-    gen.to_csv(OUT / "generative.csv", index=False, float_format="%.6g")
-    (OUT / "datasets.txt").write_text("\n".join(datasets) + "\n")
+    out = Path(out)
+    out.mkdir(exist_ok=True)
+    claims.to_csv(out / "claims.csv", index=False, float_format="%.6g")
+    gen.to_csv(out / "generative.csv", index=False, float_format="%.6g")
+    (out / "datasets.txt").write_text("\n".join(datasets) + "\n")
     print(f"{len(datasets)} datasets complete in both reports "
           f"(Big: {', '.join(subset_datasets(s, 'Big')) or 'none'})\n")
     piv = claims.pivot_table(index=["claim", "metric", "subset", "structure"], columns="mode", values="value",
@@ -131,6 +152,8 @@ def main() -> int:
     print(claims[claims.claim == "wdl"][["metric", "subset", "structure", "mode", "value", "p"]].to_string(index=False))
     print()
     print(gen.to_string(index=False))
+    print()
+    print(table4_markdown(pd.read_csv(out / "claims.csv")))
     return 0
 
 
