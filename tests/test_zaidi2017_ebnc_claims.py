@@ -28,3 +28,8 @@ def test_labels_name_the_reports_models():
     for mode, report in (("default", "zaidi2017_subset"), ("ebnc", "zaidi2017_ebnc")):
         models = set(pd.read_csv(HERE / report / "summary.csv")["model"])
         assert {claims.label(mode, s, p) for s in claims.STRUCTURES for p in claims.PARAMS} <= models
+
+
+def test_the_doc_shows_the_times_and_iterations_as_computed():
+    table = claims.timing_markdown(pd.read_csv(HERE / "zaidi2017_ebnc_claims" / "claims.csv"))
+    assert table in (HERE / "zaidi2017.md").read_text()

@@ -88,6 +88,26 @@ def table4_markdown(claims: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+TIMING_ROWS = [("time_d_w", "training time d / w", 2, "about 2"), ("time_e_w", "training time e / w", 2, "about 10"),
+               ("iter_d_w", "iterations d / w", 2, "–"), ("iter_e_w", "iterations e / w", 2, "–"),
+               ("gap_d", "§7.4 gap, d", 1, "about 10"), ("gap_e", "§7.4 gap, e", 1, "about 15")]
+
+
+def timing_markdown(claims: pd.DataFrame) -> str:
+    """The time and iteration table of ``zaidi2017.md`` (NB / TAN / KDB-1 in every cell)."""
+    out = ["| quantity | All: formulas | All: code | Big: formulas | Big: code | the paper |",
+           "|---|---|---|---|---|---|"]
+    for claim, name, digits, paper in TIMING_ROWS:
+        cells = []
+        for sub in ("All", "Big"):
+            for mode in ("default", "ebnc"):
+                c = claims[(claims["claim"] == claim) & (claims["subset"] == sub) & (claims["mode"] == mode)]
+                vals = [float(c[c["structure"] == st]["value"].iloc[0]) for st in STRUCTURES]
+                cells.append(" / ".join(f"{v:.{digits}f}".replace("-", "−") for v in vals))
+        out.append(f"| {name} | " + " | ".join(cells) + f" | {paper} |")
+    return "\n".join(out)
+
+
 def main(root: Path | None = None, out: Path = OUT) -> int:
     root = ROOT if root is None else Path(root)
     d, e = load("default", root / "zaidi2017_subset"), load("ebnc", root / "zaidi2017_ebnc")
@@ -154,6 +174,8 @@ def main(root: Path | None = None, out: Path = OUT) -> int:
     print(gen.to_string(index=False))
     print()
     print(table4_markdown(pd.read_csv(out / "claims.csv")))
+    print()
+    print(timing_markdown(pd.read_csv(out / "claims.csv")))
     return 0
 
 
