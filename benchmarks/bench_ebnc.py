@@ -17,12 +17,12 @@ Also printed: our iteration and evaluation counts beside theirs (the same path w
 ``tests/test_ebnc_compat.py`` finds it).
 
 ``--java`` times their code **in the same run** instead (issue 41's benchmark; build:
-``benchmarks/ebnc_driver/build.sh``): ``EBNC_JAVA`` is the ``java ... -cp ...`` command of a build of
-github ``nayyarzaidi/EBNC`` (``1dc655b``, compiled against Weka 3.9 with the native L-BFGS-B of
-``anchors/alr/build.sh``) plus a driver class ``EBNCTime`` that fits ``EBNC.wdBayes`` once to warm the JVM up and then ``--repeats`` times, printing the median wall
-time and the fitting thread's CPU time. Both sides read the same data: vote and tic-tac-toe from their
-ARFF files, connect-4 written to ARFF from bncbench's loader (declared value order). Their fits run
-single-threaded (``-M`` off); ours with ``NUMBA_NUM_THREADS=1``.
+``benchmarks/ebnc_driver/build.sh``): ``EBNC_JAVA`` is the ``java ... -cp ...`` command of a build of github
+``nayyarzaidi/EBNC`` (``1dc655b``, compiled against Weka 3.9 with the native L-BFGS-B of
+``anchors/alr/build.sh``) plus a driver class ``EBNCTime`` that fits ``EBNC.wdBayes`` once to warm the JVM up
+and then ``--repeats`` times, printing the median wall time and the fitting thread's CPU time. Both sides read
+the same data: vote and tic-tac-toe from their ARFF files, connect-4 written to ARFF from bncbench's loader
+(declared value order). Their fits run single-threaded (``-M`` off); ours with ``NUMBA_NUM_THREADS=1``.
 
 Usage::
 
