@@ -202,8 +202,10 @@ def evaluate_task(task: Task) -> TaskRecord:
             json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
             task.fold, p.mode)
         from bncbench.harness.dataset_values import dataset_values
+        from bncbench.model.classifier import model_cardinalities
 
         params = dataset_values(task.model.params, ds.meta)  # hyperparameters that are the dataset's facts
+        cards = model_cardinalities(task.model.params, cards, ds.missing_mask)  # missing="first_value": no missing code
         with checkpoint.suspended():  # the task's checkpoints are its timed fit's
             _warm_up(params, cards, codes[train], ds.y[train])
         clf = make_estimator(params, cards)

@@ -28,7 +28,9 @@ SELECTORS = (("structure", "nb", STRUCTURES), ("param", "generative", PARAMETERI
 """The keywords that choose a component, their defaults and registries."""
 GENERAL = {"random_state": (0, [integer(0)]), "discretize": ("auto", [StrOptions({"auto"}), "boolean"]),
            "cardinalities": (None, ["array-like", None]),
-           "missing": ("ignore", [StrOptions({"ignore", "marginalize"})])}
+           "missing": ("ignore", [StrOptions({"ignore", "marginalize", "first_value"})])}
+FIRST_VALUE = "first_value"
+"""``missing=``'s value that reads a missing value as the attribute's first value (the EBNC code's '?')."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -108,7 +110,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         categories on nominal ones); integer arrays and all-integer DataFrames are codes.
     cardinalities : array-like of int, default=None
         Number of codes per attribute for integer input (default: largest code + 1).
-    missing : {"ignore", "marginalize"}, default="ignore"
+    missing : {"ignore", "marginalize", "first_value"}, default="ignore"
         An unknown value at prediction time (a code outside ``[0, card)``: -1, NaN in integer
         input, an unseen category, NaN in an attribute that had no missing value in training):
         ``"ignore"`` leaves its factor out and its children back off to the parent prefix seen
@@ -116,7 +118,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         et al., §5.1; :mod:`bncbench.model.marginal`), for one network whose attributes have at most one
         attribute parent (NB, TAN, KDB-1) with ``estimator=map`` or ``hdp`` or an optimized
         parameterization. A NaN in an attribute that had NaN in training is a value of its own
-        (its missing code) either way.
+        (its missing code) with either. ``"first_value"`` is the authors' EBNC code's reading of
+        '?' (Zaidi et al. 2017's published numbers; ``docs/reproductions/zaidi2017.md``): every
+        missing or unknown value, in ``fit`` and at prediction, is read as the attribute's first
+        value (code 0; the first interval of a discretized attribute), and a table is discretized
+        without a missing code; the experiment runner hands such a model the dataset's missing
+        values as missing (:func:`model_cardinalities`).
 
     A nominal column of a table (a DataFrame, or an array that is discretized) with a distinct
     value on at least 90 % of 20 or more rows is an identifier, not evidence: ``fit`` issues one
@@ -247,7 +254,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def _encode(self, X, y_codes) -> TrainingData:
         """Discretize (if needed) and check the training codes."""
-        self.discretizer_ = Discretizer().fit(X, y_codes) if self._needs_discretizer(X) else None
+        reserve = False if self.missing == FIRST_VALUE else None  # '?' read as the first value: no code of its own
+        self.discretizer_ = Discretizer(reserve_missing=reserve).fit(X, y_codes) if self._needs_discretizer(X) else None
         codes = self._codes(X)
         if self.discretizer_ is not None:
             cards = self.discretizer_.cardinalities_
@@ -258,6 +266,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         else:
             cards = codes.max(axis=0, initial=-1) + 1
         self.cardinalities_ = np.maximum(np.asarray(cards, dtype=np.int64), 1)
+        codes = self._read_missing(codes)
         bad = (codes < 0) | (codes >= self.cardinalities_)
         if bad.any():
             j = int(np.flatnonzero(bad.any(axis=0))[0])
@@ -289,13 +298,19 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             arr = np.where(np.isfinite(arr), arr, -1)
         return arr.astype(np.int64)
 
+    def _read_missing(self, codes: np.ndarray) -> np.ndarray:
+        """With ``missing="first_value"``: every code outside ``[0, card)`` becomes 0; else ``codes``."""
+        if self.missing != FIRST_VALUE:
+            return codes
+        return np.where((codes < 0) | (codes >= self.cardinalities_), 0, codes)
+
     # ------------------------------------------------------------------ predict
     def _joint_log_likelihood(self, X) -> np.ndarray:
         check_is_fitted(self, "scorer_")
         if not isinstance(X, pd.DataFrame):
             X = check_array(X, dtype=None, ensure_all_finite=False)
         validate_data(self, X, reset=False, skip_check_array=True)
-        codes = self._codes(X)
+        codes = self._read_missing(self._codes(X))
         forest = getattr(self, "forest_", None)
         gap = forest.missing(codes) if forest is not None else None
         if gap is None or not gap.any():
@@ -395,3 +410,29 @@ def _refresh_signature(_component=None) -> None:
 for _reg in FLAT_KINDS:
     _reg.on_register(_refresh_signature)
 _refresh_signature()
+
+
+def model_cardinalities(params: dict, cardinalities: np.ndarray, missing_code: np.ndarray) -> np.ndarray:
+    """The cardinalities the experiment runner builds a model with, from the fold's discretizer.
+
+    The runner codes a dataset's missing value as a code of its own, the last of its attribute
+    (``missing_code``). A model with ``missing="first_value"`` must see it as missing, to read it
+    as the first value: its cardinalities leave that code out (it is then outside ``[0, card)``).
+
+    Parameters
+    ----------
+    params : dict
+        The model's parameters (:attr:`bncbench.harness.model_specs.ModelSpec.params`).
+    cardinalities : ndarray of int
+        The discretizer's cardinalities, missing codes included.
+    missing_code : ndarray of bool
+        Whether each attribute has a missing code (its last code).
+
+    Returns
+    -------
+    ndarray of int
+        ``cardinalities``, less the missing codes for ``missing="first_value"``.
+    """
+    if params.get("missing", GENERAL["missing"][0]) != FIRST_VALUE:
+        return cardinalities
+    return np.asarray(cardinalities) - np.asarray(missing_code, dtype=np.int64)
