@@ -39,7 +39,7 @@ INITS = Registry("init", builtins=("bncbench.engine.inits", "bncbench.engine.ebn
 OBJECTIVES = Registry("objective", builtins=("bncbench.engine.loss", "bncbench.engine.margin"),
                       doc="objectives of optimized parameters")
 OPTIMIZERS = Registry("optimizer", builtins=("bncbench.engine.optim",), doc="optimizers", own_defaults=True)
-BASELINES = Registry("model", builtins=("bncbench.baselines.random_forest",), doc="baseline classifiers")
+BASELINES = Registry("model", builtins=("bncbench.baselines",), doc="baseline classifiers")
 EXECUTORS = Registry("executor", builtins=("bncbench.executors",), doc="task executors")
 
 MODEL_KINDS = (STRUCTURES, PARAMETERIZATIONS, ESTIMATORS, INITS, OPTIMIZERS, OBJECTIVES)
