@@ -342,7 +342,7 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
     nb = ModelSpec("NB", {"structure": "nb"})
 
     def run():
-        registry._fingerprint.cache_clear()  # computed once per spec and process
+        specs._fingerprint.cache_clear()  # computed once per spec and process
         return run_experiment(specs.resolve(["tiny"]), [nb], results_root=tmp_path / "res", data_dir=str(ddir),
                               protocol=Protocol(seed=0, rounds=1, folds=2), progress=False)
 
@@ -357,13 +357,13 @@ def test_registry_prose_stays_out_of_task_keys_and_old_keys_are_migrated(tmp_pat
     assert counts["keys"] == keys and counts["skipped"] == 2
     # a parse option is: another configuration under the same label
     ddir, reg = _tiny_registry(tmp_path, missing_class="drop")
-    registry._fingerprint.cache_clear()
+    specs._fingerprint.cache_clear()
     task = Task(specs.resolve(["tiny"])[0], nb, 0, 0, Protocol(seed=0, rounds=1, folds=2), str(ddir))
     assert task.key not in keys
 
     # a store written when the whole entry was hashed: its records move to the new keys, nothing reruns
     ddir, reg = _tiny_registry(tmp_path, provenance={"source": "hand-made"}, differences=["none"])
-    registry._fingerprint.cache_clear()
+    specs._fingerprint.cache_clear()
     for p in record_files(tmp_path / "res"):
         rec = json.loads(p.read_text())
         t = Task(specs.resolve(["tiny"])[0], nb, rec["round"], rec["fold"], Protocol(seed=0, rounds=1, folds=2))

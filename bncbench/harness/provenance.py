@@ -16,6 +16,8 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from bncbench.paths import REPO_ROOT
+
 PACKAGES = ("bncbench", "numpy", "scipy", "numba", "scikit-learn", "pandas")
 """The distributions whose versions a record names."""
 
@@ -44,7 +46,7 @@ def _git(root: Path, *args: str) -> str:
 def _git_commit() -> str | None:
     """The commit of the checkout bncbench is imported from, with :data:`DIRTY` appended when a tracked
     file differs from it; ``None`` outside a git checkout."""
-    root = Path(__file__).resolve().parent.parent
+    root = REPO_ROOT
     if not (root / ".git").exists():
         return None
     try:
