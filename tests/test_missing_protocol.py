@@ -125,7 +125,8 @@ def test_the_experiments_compose_with_the_option_and_the_model_key(tmp_path):
     plan = plan_of(["+experiment=pernkopf_uci", "dataset.names=[synth-nb]", f"results_dir={tmp_path}"])
     assert plan.protocol.missing_features == {"ks": [0, 2, 4, 8, 12], "repeats": 5, "seed": 0, "impute": True,
                                               "neighbours": 5, "max_rows": 500}
-    assert len(plan.models) == 13
+    assert len(plan.models) == 14  # 12 BNCs, the SVM on raw features and on codes
+    assert [m.params.get("features") for m in plan.models if m.params.get("model") == "svm_rbf"] == ["raw", None]
     assert sum(m.params.get("missing") == "marginalize" for m in plan.models) == 12
     mm = [m for m in plan.models if m.params.get("objective") == "margin"]
     assert len(mm) == 4 and all("grid" in m.params["optimizer_options"] for m in mm)

@@ -1,8 +1,11 @@
-"""An RBF-kernel SVM as a baseline (Pernkopf et al., Tables 2–4): scikit-learn's ``SVC`` on the attribute codes.
+"""An RBF-kernel SVM as a baseline (Pernkopf et al., Tables 2–4): scikit-learn's ``SVC``.
 
-The runner hands every model the same discretized codes; the SVM reads them as numbers, each
-column scaled to [0, 1] by its training range (the paper's SVM reads the raw continuous features:
-on discretized codes it is a weaker peer, see ``docs/reproductions/pernkopf.md``). The paper
+By default the runner hands every model the same discretized codes and the SVM reads them as
+numbers; with ``features="raw"`` the runner hands it the fold's attributes before discretization
+instead (:mod:`bncbench.harness.raw_features`: numeric attributes as their values, nominal ones as their
+codes), as the paper's SVM reads the continuous features (its §5: only the BNCs' features are
+discretized). Either way each column is scaled to [0, 1] by its training range; a missing raw
+value is replaced by its column's training mean. The paper
 chooses ``C`` and the kernel width by cross tuning; with ``grid`` (``{"C": [...], "gamma": [...]}``)
 this baseline does the same on a stratified held-out part of the training data
 (:func:`bncbench.engine.validation.split`, ``validation_fraction`` and ``validation_seed``), keeps the
@@ -38,9 +41,11 @@ GRID_KEYS = ("C", "gamma")
     Hyperparameter("grid", None, [dict, None], "cross tuning: {C: [...], gamma: [...]} chosen on a held-out part"),
     Hyperparameter("validation_fraction", 0.2, [Interval(Real, 0, 1, closed="neither")],
                    "cross tuning: the held-out fraction of the training data", float),
-    Hyperparameter("validation_seed", 0, [integer(0)], "cross tuning: seed of the held-out split", int)])
+    Hyperparameter("validation_seed", 0, [integer(0)], "cross tuning: seed of the held-out split", int),
+    Hyperparameter("features", "codes", [options(("codes", "raw"))],
+                   "what the runner hands it: the discretized codes or the raw (continuous) features", str)])
 class SVMBaseline(ClassifierMixin, BaseEstimator):
-    """RBF-kernel SVM (scikit-learn's ``SVC``) on attribute codes scaled to [0, 1].
+    """RBF-kernel SVM (scikit-learn's ``SVC``) on attribute codes or raw features, scaled to [0, 1].
 
     Parameters
     ----------
@@ -55,6 +60,10 @@ class SVMBaseline(ClassifierMixin, BaseEstimator):
         Held-out fraction of the training data for ``grid``.
     validation_seed : int, default=0
         Seed of the held-out split.
+    features : {"codes", "raw"}, default="codes"
+        What the runner gives it to fit and predict (:func:`bncbench.harness.raw_features.reads_raw`): the
+        discretized codes, or the attributes before discretization. The SVM itself treats both
+        as numbers.
     cardinalities, discretize :
         Accepted for the keyword interface of :class:`bncbench.BNClassifier`; not used.
 
@@ -71,7 +80,7 @@ class SVMBaseline(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, C: float = 1.0, gamma: Any = "scale", grid: dict | None = None,
-                 validation_fraction: float = 0.2, validation_seed: int = 0,
+                 validation_fraction: float = 0.2, validation_seed: int = 0, features: str = "codes",
                  cardinalities: ArrayLike | None = None, discretize: bool | str = False) -> None:
         """Store the hyperparameters unchanged (scikit-learn convention; see the class docstring)."""
         self.C = C
@@ -79,11 +88,14 @@ class SVMBaseline(ClassifierMixin, BaseEstimator):
         self.grid = grid
         self.validation_fraction = validation_fraction
         self.validation_seed = validation_seed
+        self.features = features
         self.cardinalities = cardinalities
         self.discretize = discretize
 
     def _scaled(self, X) -> np.ndarray:
-        return (np.asarray(X, dtype=float) - self.low_) / self.span_
+        X = np.asarray(X, dtype=float)
+        X = np.where(np.isnan(X), self.fill_, X)
+        return (X - self.low_) / self.span_
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> SVMBaseline:
         """Scale, cross-tune if asked, and fit.
@@ -91,7 +103,7 @@ class SVMBaseline(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_attributes)
-            Attribute codes (numbers).
+            Attribute codes, or raw features (numbers; ``NaN``: missing).
         y : array-like of shape (n_samples,)
             Class labels.
 
@@ -108,6 +120,10 @@ class SVMBaseline(ClassifierMixin, BaseEstimator):
 
         X = np.asarray(X, dtype=float)
         y = np.asarray(y)
+        seen = ~np.isnan(X)
+        self.fill_ = np.divide(np.where(seen, X, 0.0).sum(axis=0), seen.sum(axis=0),
+                               out=np.zeros(X.shape[1]), where=seen.any(axis=0))
+        X = np.where(seen, X, self.fill_)
         self.low_ = X.min(axis=0)
         self.span_ = np.where(X.max(axis=0) > self.low_, X.max(axis=0) - self.low_, 1.0)
         Z = self._scaled(X)

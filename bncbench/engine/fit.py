@@ -256,6 +256,10 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     if opts.get("validation_fraction") is not None:
         train, held = validation.split(y_codes, float(opts["validation_fraction"]),
                                         int(opts.get("validation_seed") or 0))
+        if opts.get("validation_start") not in (None, validation.STARTS[0]):  # the start counted on `train` only
+            scorer = validation.start_scorer(scorer, codes, y_codes, train, opts["validation_start"])
+            layout, gen, cols = factor_layout(scorer, codes, param)
+            sub = codes if cols is None else codes[:, cols]
         sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
                              reg_scale=reg_scale, objective=objective, **engine, **hyperparameters)

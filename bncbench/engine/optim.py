@@ -34,6 +34,9 @@ registration (:func:`declared_defaults`; ``python -m bncbench components`` lists
               every optimizer's :class:`Tracer` scores each iterate there,
               the fit stops ``patience`` (default 10) iterations after the
               best and returns it (:mod:`bncbench.engine.validation`).
+              ``validation_start``: ``"all"`` (default) counts the
+              generative start on all training rows, ``"training_part"``
+              on the rows not held out only.
 ``grid``      ``{hyperparameter: [values]}`` of the chosen parameterization,
               initialization or objective: one early-stopped fit per point on
               the same held-out split, the lowest held-out error kept
@@ -577,6 +580,9 @@ _COMMON = (
     _option("patience", int, [integer(1)], "early stopping: iterations after the best one before stopping "
             "(default 10)"),
     _option("validation_seed", int, [integer(0)], "early stopping: seed of the held-out split (default 0)"),
+    _option("validation_start", str, [options(("all", "training_part"))], "early stopping: count the generative "
+            "start on all the training rows (default 'all') or on the training part only ('training_part': "
+            "the held-out rows shape nothing but the stop)"),
     _option("grid", Any, [dict], "hyperparameters of the chosen components chosen on the held-out part: "
             "{name: [values]}, one early-stopped fit per point, the lowest held-out error kept (needs "
             "validation_fraction; bncbench/engine/tuning.py)"),

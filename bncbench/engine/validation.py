@@ -5,6 +5,12 @@ holds out a stratified fraction ``f`` of the training rows (:func:`split`), opti
 rest, and the :class:`Validation` monitor scores every iterate on the held-out rows: its
 classification error and NLL go into the trace (``val_error``, ``val_nll``), and the fit stops
 ``p`` iterations after the best one (lowest error, ties broken by NLL) and returns that iterate.
+With ``validation_start="all"`` (the default) the generative start (the ML estimate the parameters
+start from, and the count tables that lay them out) is counted on all the training rows, the
+held-out ones included: a mild leak, since the held-out rows then shape the start they judge.
+``validation_start="training_part"`` counts it on the training part only (:func:`start_scorer`),
+so that the held-out rows influence nothing but where the fit stops (and, with a grid, which
+candidate is kept). The structure is learned before, on all the training rows, either way.
 Every optimizer gets this through its :class:`~bncbench.engine.optim.Tracer`; nothing in an
 optimizer knows about it.
 """
@@ -16,8 +22,11 @@ from scipy.special import logsumexp
 
 from bncbench.errors import BNCBenchError
 
-KEYS = ("validation_fraction", "patience", "validation_seed")
+KEYS = ("validation_fraction", "patience", "validation_seed", "validation_start")
 """Options of ``optimizer_options`` that set up early stopping (read by ``fit_ccbn``)."""
+
+STARTS = ("all", "training_part")
+"""``validation_start``: where the generative start of an early-stopped fit is counted (:func:`start_scorer`)."""
 
 
 class EarlyStop(Exception):
@@ -116,3 +125,47 @@ class Validation:
     def exhausted(self) -> bool:
         """Whether ``patience`` iterates have followed the best one."""
         return self._seen - 1 - self.best_iter >= self.patience
+
+
+def start_scorer(scorer, codes: np.ndarray, y: np.ndarray, train: np.ndarray, start: str | None):
+    """The generative estimate an early-stopped fit starts from: ``scorer``, or its counts on the training part.
+
+    Parameters
+    ----------
+    scorer : CountScorer
+        The generative estimate, counted on all the training rows.
+    codes : ndarray of shape (N, n_attributes)
+        All the training codes.
+    y : ndarray of shape (N,)
+        Their class codes.
+    train : ndarray of int
+        The training part's rows (:func:`split`).
+    start : {"all", "training_part"} or None
+        ``validation_start``; None is ``"all"``.
+
+    Returns
+    -------
+    scorer
+        ``scorer`` itself for ``"all"``; for ``"training_part"`` a copy whose count tables (same
+        structure, cardinalities, classes and back-off rule, same ``m``) are counted on ``train`` only.
+
+    Raises
+    ------
+    BNCBenchError
+        If ``start`` is not one of :data:`STARTS`, or ``"training_part"`` is asked of a scorer that
+        is not one network's count tables.
+    """
+    import dataclasses
+
+    start = STARTS[0] if start is None else start
+    if start not in STARTS:
+        raise BNCBenchError(f"validation_start must be one of {', '.join(STARTS)}; got {start!r}")
+    if start == STARTS[0]:
+        return scorer
+    tables = getattr(scorer, "tables", None)
+    if tables is None or getattr(scorer, "members", None) is not None or not dataclasses.is_dataclass(scorer):
+        raise BNCBenchError(f"validation_start='training_part' recounts one network's tables; a "
+                            f"{type(scorer).__name__} has none (use validation_start='all')")
+    fresh = type(tables)(tables.structure, tables.cards, tables.n_classes, backoff=tables.backoff)
+    rows = np.asarray(train)
+    return dataclasses.replace(scorer, tables=fresh.fit(codes[np.ix_(rows, scorer.columns)], y[rows]))

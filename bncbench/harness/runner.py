@@ -192,6 +192,7 @@ def evaluate_task(task: Task) -> TaskRecord:
         Ctrl-C or a kill (the CLI's ``Terminated``) during the evaluation, also when a compiled
         kernel hands it on as the cause of a ``SystemError``: nothing is recorded.
     """
+    from bncbench.harness import raw_features
     from bncbench.harness.model_specs import make_estimator
 
     p = task.protocol
@@ -209,10 +210,11 @@ def evaluate_task(task: Task) -> TaskRecord:
         with checkpoint.suspended():  # the task's checkpoints are its timed fit's
             _warm_up(params, cards, codes[train], ds.y[train])
         clf = make_estimator(params, cards)
+        X = raw_features.raw_matrix(ds.X, codes) if raw_features.reads_raw(clf) else codes  # the SVM's raw features
         t0 = time.perf_counter()
-        clf.fit(codes[train], ds.y[train])
+        clf.fit(X[train], ds.y[train])
         t1 = time.perf_counter()
-        proba_fit = clf.predict_proba(codes[test])
+        proba_fit = clf.predict_proba(X[test])
         t2 = time.perf_counter()
         # columns of classes absent from the training fold are zero
         proba = np.zeros((test.size, ds.n_classes))
@@ -230,7 +232,7 @@ def evaluate_task(task: Task) -> TaskRecord:
         if p.missing_features:  # features removed at test time (bncbench/harness/missing_protocol.py), untimed
             from bncbench.harness import missing_protocol
 
-            rec.missing_features = missing_protocol.evaluate(clf, codes[train], codes[test], y_true,
+            rec.missing_features = missing_protocol.evaluate(clf, X[train], X[test], y_true,
                                                              p.missing_features, (p.seed, task.round, task.fold))
         rec.arrays = {"test_index": test.astype(np.int32), "y_true": y_true.astype(np.int16),
                       "y_pred": y_pred.astype(np.int16), "proba": proba}

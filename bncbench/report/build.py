@@ -284,6 +284,11 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
         sections.append(_thresholds_section(records, cfg, w))
     sections.append(_friedman_section(summary, cfg, w))
     sections.append(_per_dataset_section(records, summary, cfg, w))
+    from bncbench.report.sensitivity import sensitivity_section
+
+    tuned = sensitivity_section(records, cfg.figures, w)  # records with tuning candidates: Pernkopf et al.'s Fig. 5
+    if tuned is not None:
+        sections.append(tuned)
     w.render(n_jobs=_n_jobs(overrides))
     _write_index(w, name, sections)
     log(f"bncbench: report of {name}: {len(w.files)} files in {out} ({time.perf_counter() - t0:.1f} s); open {out / 'index.html'}")
