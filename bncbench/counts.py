@@ -243,6 +243,10 @@ def pair_class_counts(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.nd
     sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
     offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
+    from bncbench import cmi_gram  # per-class Gram matrices of one-hot codes (BLAS) where they are small: same counts
+
+    if N and cmi_gram.fits(cards):
+        return pairs, offsets, cmi_gram.pair_counts_gram(X, y, cards, int(n_classes), offsets)
     counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
     if counts is None:
         # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
