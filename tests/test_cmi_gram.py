@@ -48,3 +48,36 @@ def test_codes_out_of_range_raise():
         cmi_gram.pair_counts_gram(np.array([[0, 1], [1, 2]]), np.array([0, 2]), np.array([2, 3]), 2, offsets)
     with pytest.raises(ValueError, match="codes in"):
         counts.conditional_mutual_information(np.array([[0, 1], [1, 5]]), np.array([0, 1]), [2, 3], 2)
+
+
+def _loop_cmi(pairs, offsets, counts, cards, class_counts, n):
+    """The former per-pair loop of cmi_from_pair_counts (the reference to the bit)."""
+    from bncbench.counts import _xlogx_sum
+
+    ny = np.asarray(class_counts, dtype=float)
+    N, K = ny.sum(), ny.size
+    cmi = np.zeros((n, n))
+    h_y = _xlogx_sum(ny)
+    for k, (i, j) in enumerate(pairs):
+        t = counts[offsets[k] : offsets[k + 1]].reshape(cards[i], cards[j], K)
+        v = (_xlogx_sum(t) + h_y - _xlogx_sum(t.sum(axis=1)) - _xlogx_sum(t.sum(axis=0))) / N
+        cmi[i, j] = cmi[j, i] = max(v, 0.0)
+    return cmi
+
+
+@pytest.mark.parametrize("N,cards,K,seed", [(500, [2, 3, 4, 2, 5, 3], 3, 0), (60, [7, 1, 6, 2, 5, 4, 3], 4, 1),
+                                            (5000, [3, 1, 7, 4, 2, 6, 5, 2, 1, 3] * 3, 10, 2),
+                                            (2000, [2] * 40, 2, 3), (10, [3, 3, 2], 2, 4)])
+def test_cmi_from_pair_counts_equals_the_former_loop_to_the_bit(N, cards, K, seed):
+    from bncbench.counts import cmi_from_pair_counts
+
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, c, N) for c in cards])
+    X[:, 2] = np.where(rng.random(N) < 0.7, X[:, 0] % cards[2], X[:, 2])  # dependence, and many zero counts
+    X[:, 1] = X[:, 0] % cards[1]
+    y = np.minimum(rng.integers(0, K, N), np.maximum(X[:, 0], 0))
+    pairs, offsets, counts = pair_class_counts(X, y, cards, K)
+    ny = np.bincount(y, minlength=K)
+    got = cmi_from_pair_counts(pairs, offsets, counts, np.asarray(cards), ny, len(cards))
+    want = _loop_cmi(pairs, offsets, counts, np.asarray(cards), ny, len(cards))
+    assert np.array_equal(got, want) and got.max() > 0
