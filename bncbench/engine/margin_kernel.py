@@ -41,29 +41,49 @@ def margin_rows(idx: np.ndarray, C: np.ndarray, Phi: np.ndarray, lam: float, kap
     float
         The loss.
     """
-    want = G is not None
-    return float(_margin_kernel(idx, C, Phi, float(lam), float(kappa), float(eta),
-                                G if want else np.zeros((1, 1)), want))
+    n_rows, K = Phi.shape
+    Kp = -(-K // 4) * 4
+    P = np.zeros((n_rows, Kp))
+    P[:, :K] = Phi
+    Gp = np.zeros((n_rows if G is not None else 1, Kp))
+    loss = float(_margin_kernel(idx, np.ascontiguousarray(C, dtype=np.float64), P, float(lam), float(kappa),
+                                float(eta), Gp, G is not None))
+    if G is not None:
+        G += Gp[:, :K]
+    return loss
 
 
 @numba.njit(cache=True, nogil=True)
-def _margin_kernel(idx, C, Phi, lam, kappa, eta, G, want_grad):  # pragma: no cover - compiled
+def _margin_kernel(idx, C, P, lam, kappa, eta, G, want_grad):  # pragma: no cover - compiled
+    """``P`` and ``G`` have the ``K`` class columns padded with zeros to a multiple of 4: the gather and the scatter
+    run over 4 columns at a time in registers (each class's score still summed over the factors in order)."""
     N, F = idx.shape
-    K = Phi.shape[1]
-    s = np.empty(K)   # class scores of the row
-    e = np.empty(K)   # exp(eta S_k - top) of the other classes
-    dS = np.empty(K)  # dL/dS of the row
+    K = C.shape[1]
+    Kp = P.shape[1]
+    s = np.empty(Kp)   # class scores of the row
+    e = np.empty(Kp)   # exp(eta S_k - top) of the other classes
+    dS = np.zeros(Kp)  # dL/dS of the row (padding columns stay 0)
     lo = 1.0 - 2.0 * kappa
     loss = 0.0
     for n in range(N):
+        for kb in range(0, Kp, 4):
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for f in range(F):
+                r = idx[n, f]
+                if r >= 0:
+                    a0 += P[r, kb]
+                    a1 += P[r, kb + 1]
+                    a2 += P[r, kb + 2]
+                    a3 += P[r, kb + 3]
+            s[kb] = a0
+            s[kb + 1] = a1
+            s[kb + 2] = a2
+            s[kb + 3] = a3
         for k in range(K):
-            s[k] = 0.0
             dS[k] = 0.0
-        for f in range(F):
-            r = idx[n, f]
-            if r >= 0:
-                for k in range(K):
-                    s[k] += Phi[r, k]
         any_w = False
         for c in range(K):
             cnt = C[n, c]
@@ -95,9 +115,16 @@ def _margin_kernel(idx, C, Phi, lam, kappa, eta, G, want_grad):  # pragma: no co
                         dS[k] += w * e[k] / tot
                 any_w = True
         if any_w:
-            for f in range(F):
-                r = idx[n, f]
-                if r >= 0:
-                    for k in range(K):
-                        G[r, k] += dS[k]
+            for kb in range(0, Kp, 4):
+                d0 = dS[kb]
+                d1 = dS[kb + 1]
+                d2 = dS[kb + 2]
+                d3 = dS[kb + 3]
+                for f in range(F):
+                    r = idx[n, f]
+                    if r >= 0:
+                        G[r, kb] += d0
+                        G[r, kb + 1] += d1
+                        G[r, kb + 2] += d2
+                        G[r, kb + 3] += d3
     return loss
