@@ -76,3 +76,17 @@ def test_bad_hyperparameters_still_fail_in_one_line():
     from bncbench.errors import BNCBenchError
     with pytest.raises(BNCBenchError, match="kappa > 0"):
         MarginLoss(data, 1, margin_lam=0.1, kappa=0.0, eta=5.0)(np.zeros((1, 2)))
+
+
+def test_validation_logsumexp_is_scipys_to_the_bit():
+    from scipy.special import logsumexp
+
+    from bncbench.engine.validation import logsumexp_rows
+
+    rng = np.random.default_rng(3)
+    for K in (2, 3, 10):
+        S = 30 * rng.standard_normal((500, K))
+        S[:50, 1] = S[:50, 0]  # tied maxima (or ties below the maximum)
+        S[50:60] = 7.0  # all equal
+        S[60:70, 0] = S[60:70, 1:].max(axis=1) + 1e-300
+        assert np.array_equal(logsumexp_rows(S), logsumexp(S, axis=1))
