@@ -78,12 +78,12 @@ def pair_counts_gram(X: np.ndarray, y: np.ndarray, cards: np.ndarray, n_classes:
     X = np.asarray(X, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
-    if ((X < 0) | (X >= cards[None, :])).any() or ((y < 0) | (y >= n_classes)).any():
-        raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+    bad = ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+    if ((y < 0) | (y >= n_classes)).any():
+        raise bad
     start = np.zeros(cards.size + 1, np.int64)
     np.cumsum(cards, out=start[1:])
     V = int(start[-1])
-    flat = X + start[:-1][None, :]  # column of each (row, attribute) in the one-hot encoding
     out = np.zeros(int(offsets[-1]))
     with threadpool_limits(limits=1, user_api="blas"):  # the engine's default too; the machine may be shared
         for c in range(int(n_classes)):
@@ -92,8 +92,11 @@ def pair_counts_gram(X: np.ndarray, y: np.ndarray, cards: np.ndarray, n_classes:
                 continue
             dtype = np.float32 if rows.size < 2**24 else np.float64  # integer sums exact in float32 below 2^24
             G = np.zeros((V, V), dtype=dtype)
-            for s in range(0, rows.size, CHUNK):
-                part = flat[rows[s : s + CHUNK]]
+            for s in range(0, rows.size, CHUNK):  # every row once (in its class): checked and encoded by chunks
+                part = X[rows[s : s + CHUNK]]
+                if ((part < 0) | (part >= cards[None, :])).any():
+                    raise bad
+                part += start[:-1][None, :]  # column of each (row, attribute) in the one-hot encoding
                 O = np.zeros((part.shape[0], V), dtype=dtype)
                 np.put_along_axis(O, part, 1.0, axis=1)
                 G += O.T @ O
