@@ -228,7 +228,8 @@ class MarginLoss(ScoreLoss):
     margin_lam, kappa, eta : float
         The hyperparameters above.
     **engine
-        The engine's speed options (not read).
+        The engine's speed options: ``backend="numba"`` (default) runs the fused kernel over a materialized
+        design, ``"scipy"`` the reference path (same loss and gradient to rounding); the others are not read.
     """
 
     def __init__(self, data, n_rows: int, *, margin_lam: float, kappa: float, eta: float, **engine) -> None:
