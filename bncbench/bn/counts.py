@@ -243,6 +243,10 @@ def pair_class_counts(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.nd
     sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
     offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
+    from bncbench.bn import cmi_gram  # per-class Gram matrices of one-hot codes (BLAS) where they are small: same counts
+
+    if N and cmi_gram.fits(cards):
+        return pairs, offsets, cmi_gram.pair_counts_gram(X, y, cards, int(n_classes), offsets)
     counts = _blocked_pair_counts(X, y, cards, int(n_classes), offsets, pairs)
     if counts is None:
         # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
@@ -312,11 +316,41 @@ def cmi_from_pair_counts(pairs: list, offsets: np.ndarray, counts: np.ndarray, c
     N, n_classes = ny.sum(), ny.size
     cmi = np.zeros((n, n))
     h_y = _xlogx_sum(ny)
+    if not pairs:
+        return cmi
+    # I(Xi;Xj|Y) = sum n(xi,xj,y) log [n(xi,xj,y) n(y) / (n(xi,y) n(xj,y))] / N
+    #            = (P_ij + h_y - h_i - h_j) / N, every term an n log n sum as _xlogx_sum computes it: h_i (of the
+    # counts n(xi, y), the same exact integers in every pair table of i) once per attribute, and P_ij for all pairs
+    # at once, grouped by their number of non-zero counts (a row sum of a contiguous 2-D array is np.sum of the row):
+    # the values of the former loop over pairs to the bit (tests/test_cmi_gram.py)
+    ij = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    cards = np.asarray(cards, dtype=np.int64)
+    h = np.zeros(n)
+    first = {}
     for k, (i, j) in enumerate(pairs):
-        t = counts[offsets[k] : offsets[k + 1]].reshape(cards[i], cards[j], n_classes)
-        # I(Xi;Xj|Y) = sum n(xi,xj,y) log [n(xi,xj,y) n(y) / (n(xi,y) n(xj,y))] / N
-        v = (_xlogx_sum(t) + h_y - _xlogx_sum(t.sum(axis=1)) - _xlogx_sum(t.sum(axis=0))) / N
-        cmi[i, j] = cmi[j, i] = max(v, 0.0)
+        first.setdefault(i, (k, 1))
+        first.setdefault(j, (k, 0))
+        if len(first) == n:
+            break
+    for a, (k, axis) in first.items():
+        i, j = ij[k]
+        h[a] = _xlogx_sum(counts[offsets[k] : offsets[k + 1]].reshape(cards[i], cards[j], n_classes).sum(axis=axis))
+    pos = counts > 0
+    c = counts[pos]
+    v = c * np.log(c)
+    lens = np.add.reduceat(pos.astype(np.int64), offsets[:-1]) if offsets[-1] else np.zeros(len(pairs), np.int64)
+    lens[np.diff(offsets) == 0] = 0
+    starts = np.zeros(len(pairs), np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    P = np.zeros(len(pairs))
+    for L in np.unique(lens):
+        if L == 0:
+            continue
+        ks = np.flatnonzero(lens == L)
+        P[ks] = v[starts[ks][:, None] + np.arange(L)].sum(axis=1)
+    vals = np.maximum((P + h_y - h[ij[:, 0]] - h[ij[:, 1]]) / N, 0.0)
+    cmi[ij[:, 0], ij[:, 1]] = vals
+    cmi[ij[:, 1], ij[:, 0]] = vals
     return cmi
 
 

@@ -172,7 +172,10 @@ class Layout:
                 break
             level = factor.levels[lev]
             if lev:
-                pos = level.lookup(mixed_radix(codes[todo], factor.parents[:lev], self.tables.cards))
+                # only the parent columns of the rows still to resolve (codes[todo] copied every column)
+                par = np.asarray(factor.parents[:lev], dtype=np.int64)
+                pos = level.lookup(mixed_radix(codes[todo[:, None], par], range(lev),
+                                               np.asarray(self.tables.cards)[par]))
             else:
                 pos = np.full(todo.size, 0 if level.n_keys else -1, np.int64)
             hit = pos >= 0

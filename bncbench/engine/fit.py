@@ -127,13 +127,21 @@ def component_values(param: str, init: str, objective: str, hyperparameters: dic
 
 
 def _problem(layout, gen, codes, y_codes, *, param, init, reg, lam, objective, reg_scale="sum",
-             backend="numba", compress=True, two_class=True, materialize=False, **hyperparameters):
+             backend="numba", compress=True, two_class=True, materialize=False, _shared=None, **hyperparameters):
     values = component_values(param, init, objective, hyperparameters)
     lam = effective_lam(lam, reg_scale, len(y_codes))
-    pmap = make_map(param, layout, gen, make_init(init, **values["init"]), **values["param"])
-    design = design_of(layout, codes, bool(materialize))
-    data = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
-    del design  # uncompressed: free it before the loss is built
+    # with _shared (the candidates of a grid, engine/tuning.py): the training rows and a parameter map of the same
+    # parameterization and initialization values are built once (its generative start with it), not per candidate
+    shared = {} if _shared is None else _shared
+    key = ("pmap", param, init, repr(sorted(values["param"].items())), repr(sorted(values["init"].items())))
+    pmap = shared.get(key)
+    if pmap is None:
+        pmap = shared[key] = make_map(param, layout, gen, make_init(init, **values["init"]), **values["param"])
+    data = shared.get("data")
+    if data is None:
+        design = design_of(layout, codes, bool(materialize))
+        data = shared["data"] = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
+        del design  # uncompressed: free it before the loss is built
     loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend=backend, two_class=bool(two_class),
                                      **values["objective"])
     return pmap, Problem(loss, pmap, reg, float(lam))
@@ -208,7 +216,7 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
 
 def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", optimizer: str = "lbfgs",
              optimizer_options: dict | None = None, objective: str = "cll", reg: str = "none", lam: float = 0.0,
-             reg_scale: str = "sum", **hyperparameters) -> CCBNModel:
+             reg_scale: str = "sum", _shared: dict | None = None, **hyperparameters) -> CCBNModel:
     """Optimize parameterization ``param`` over the count tables of ``scorer``.
 
     Parameters
@@ -246,26 +254,32 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     opts = dict(optimizer_options or {})
     if opts.get(tuning.KEY) is not None:  # a grid of hyperparameters chosen on the held-out part
         fit = functools.partial(fit_ccbn, scorer, codes, y_codes, param=param, init=init, optimizer=optimizer,
-                                objective=objective)
+                                objective=objective, _shared={})  # what the candidates share, built once
         return tuning.fit_grid(fit, param=param, init=init, objective=objective, optimizer_options=opts,
                                hyperparameters={"reg": reg, "lam": lam, "reg_scale": reg_scale, **hyperparameters})
     engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
-    layout, gen, cols = factor_layout(scorer, codes, param)
-    sub = codes if cols is None else codes[:, cols]
-    held = None
-    if opts.get("validation_fraction") is not None:
-        train, held = validation.split(y_codes, float(opts["validation_fraction"]),
-                                        int(opts.get("validation_seed") or 0))
-        if opts.get("validation_start") not in (None, validation.STARTS[0]):  # the start counted on `train` only
-            scorer = validation.start_scorer(scorer, codes, y_codes, train, opts["validation_start"])
-            layout, gen, cols = factor_layout(scorer, codes, param)
-            sub = codes if cols is None else codes[:, cols]
-        sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
+    prep = None if _shared is None else _shared.get("prep")
+    if prep is None:
+        layout, gen, cols = factor_layout(scorer, codes, param)
+        sub = codes if cols is None else codes[:, cols]
+        held = held_design = held_y = None
+        if opts.get("validation_fraction") is not None:
+            train, held = validation.split(y_codes, float(opts["validation_fraction"]),
+                                            int(opts.get("validation_seed") or 0))
+            if opts.get("validation_start") not in (None, validation.STARTS[0]):  # the start counted on `train` only
+                scorer = validation.start_scorer(scorer, codes, y_codes, train, opts["validation_start"])
+                layout, gen, cols = factor_layout(scorer, codes, param)
+                sub = codes if cols is None else codes[:, cols]
+            sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
+            held_design = design_of(layout, held_codes, engine.get("materialize", False))
+        prep = (scorer, layout, gen, cols, sub, y_codes, held, held_design, held_y)
+        if _shared is not None:
+            _shared["prep"] = prep
+    scorer, layout, gen, cols, sub, y_codes, held, held_design, held_y = prep
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
-                             reg_scale=reg_scale, objective=objective, **engine, **hyperparameters)
+                             reg_scale=reg_scale, objective=objective, _shared=_shared, **engine, **hyperparameters)
     if held is not None:
-        problem.monitor = validation.Validation(pmap, design_of(layout, held_codes, engine.get("materialize", False)),
-                                                held_y, int(opts.get("patience") or 10))
+        problem.monitor = validation.Validation(pmap, held_design, held_y, int(opts.get("patience") or 10))
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from

@@ -39,6 +39,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OBJECTIVES
+from bncbench.engine.margin_kernel import margin_rows
 from bncbench.engine.score_loss import ScoreLoss
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter
@@ -227,12 +228,46 @@ class MarginLoss(ScoreLoss):
     margin_lam, kappa, eta : float
         The hyperparameters above.
     **engine
-        The engine's speed options (not read).
+        The engine's speed options: ``backend="numba"`` (default) runs the fused kernel over a materialized
+        design, ``"scipy"`` the reference path (same loss and gradient to rounding); the others are not read.
     """
 
     def __init__(self, data, n_rows: int, *, margin_lam: float, kappa: float, eta: float, **engine) -> None:
         super().__init__(data, n_rows, **engine)
         self.lam, self.kappa, self.eta = float(margin_lam), float(kappa), float(eta)
+        self.fused = engine.get("backend", "numba") == "numba"  # "scipy": the reference path below
+
+    def __call__(self, Phi: np.ndarray, grad: bool = True, data=None) -> tuple[float, np.ndarray | None]:
+        """The loss at ``Phi`` and, if asked, its gradient with respect to ``Phi``.
+
+        Over a materialized design with the numba backend, one fused pass
+        (:func:`bncbench.engine.margin_kernel.margin_rows`); otherwise :meth:`ScoreLoss.__call__`
+        (scores, :func:`margin_loss`, scatter), the reference it equals to rounding.
+
+        Parameters
+        ----------
+        Phi : ndarray of shape (n_rows, n_classes)
+            Log potentials.
+        grad : bool, default=True
+            Compute the gradient too.
+        data : Data, optional
+            Rows to evaluate instead of the training data.
+
+        Returns
+        -------
+        loss : float
+        G : ndarray of shape (n_rows, n_classes) or None
+        """
+        d = self.data if data is None else data
+        idx = getattr(d.design, "idx", None)
+        if not self.fused or idx is None or not (self.lam > 0 and self.kappa > 0 and self.eta > 0):
+            return super().__call__(Phi, grad, data)  # (a bad hyperparameter raises there)
+        Phi = np.ascontiguousarray(Phi, dtype=np.float64)
+        if Phi.shape[1] < 2:
+            raise BNCBenchError(f"the margin needs scores of shape (rows, classes >= 2), got {(d.n, Phi.shape[1])}")
+        G = np.zeros((self.n_rows, Phi.shape[1])) if grad else None
+        f = margin_rows(idx, d.C, Phi, self.lam, self.kappa, self.eta, G)
+        return f, G
 
     def row_loss(self, S: np.ndarray, C: np.ndarray, grad: bool) -> tuple[float, np.ndarray | None]:
         """:func:`margin_loss` of the rows' scores and class counts."""

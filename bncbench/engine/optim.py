@@ -650,9 +650,7 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
         raise BNCBenchError(f"blas_threads must be a positive integer or None, got {threads!r}")
     with contextlib.ExitStack() as stack:
         if threads is not None:
-            from threadpoolctl import threadpool_limits  # a scikit-learn dependency
-
-            stack.enter_context(threadpool_limits(limits=int(threads), user_api="blas"))
+            stack.enter_context(blas_controller().limit(limits=int(threads), user_api="blas"))
         try:
             out = run(problem, np.asarray(x0, dtype=float), opts)
         except EarlyStop:
@@ -804,3 +802,22 @@ OPTIMIZERS.register("cg_nash", label=" [CG-Nash]", hyperparameters=(
 OPTIMIZERS.register("bfgs_nash", label=" [BFGS-Nash]", hyperparameters=_defaults((
     *_ENGINE_OPTIONS, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems")),
     max_params=10000))(bfgs_nash)
+
+
+_BLAS = []
+
+
+def blas_controller():
+    """The process's threadpoolctl controller, made once (a ``threadpool_limits`` call scans the loaded libraries
+    again: about 1 ms of CPU and up to 10 ms of wall time per fit on a loaded machine, as long as a small fit).
+
+    Returns
+    -------
+    threadpoolctl.ThreadpoolController
+        Made at the first call (after numpy's and scipy's BLAS are loaded: this module imports scipy.optimize).
+    """
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController  # a scikit-learn dependency
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0]

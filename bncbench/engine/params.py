@@ -425,7 +425,20 @@ class Extended(ParamMap):
         ndarray of shape (n_trained, n_classes)
             Log potentials of the trained rows.
         """
-        return self._scaled(self._map(x.reshape(self.nt, self.Y), self._st, self._bid), self.nt)
+        m = self._mapped(x)
+        return m.copy() if self._scale is None else self._scaled(m, self.nt)
+
+    def _mapped(self, x: np.ndarray) -> np.ndarray:
+        """The unscaled log-softmax of ``x`` per block, the last two kept: an optimizer's ``phi``, ``pullback`` and
+        the validation's ``phi_full`` ask for it at the same point (do not modify the result)."""
+        cache = self.__dict__.setdefault("_map_cache", [])
+        for xc, m in cache:
+            if np.array_equal(xc, x):
+                return m
+        m = self._map(x.reshape(self.nt, self.Y), self._st, self._bid)
+        cache.append((np.array(x, copy=True), m))
+        del cache[:-2]
+        return m
 
     def pullback(self, x: np.ndarray, G: np.ndarray) -> np.ndarray:
         """The gradient with respect to ``beta`` through the scaled log-softmax.
@@ -442,7 +455,7 @@ class Extended(ParamMap):
         ndarray of shape (n_params,)
             ``dL/dbeta``: per block, ``sG - softmax(beta) * sum(sG)``.
         """
-        P = np.exp(self._map(x.reshape(self.nt, self.Y), self._st, self._bid))
+        P = np.exp(self._mapped(x))
         G = self._scaled(G, self.nt)
         g = np.empty_like(G)
         g[0] = G[0] - P[0] * G[0].sum()

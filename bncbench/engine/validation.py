@@ -18,8 +18,6 @@ optimizer knows about it.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
-
 from bncbench.errors import BNCBenchError
 
 KEYS = ("validation_fraction", "patience", "validation_seed", "validation_start")
@@ -114,7 +112,7 @@ class Validation:
         S = self.design.scores(self.pmap.phi_full(x))
         rows = np.arange(self.y.size)
         err = float(np.mean(np.argmax(S, axis=1) != self.y))
-        nll = float((logsumexp(S, axis=1) - S[rows, self.y]).sum())
+        nll = float((logsumexp_rows(S) - S[rows, self.y]).sum())
         k = self._seen
         self._seen += 1
         if self._best is None or (err, nll) < self._best:
@@ -169,3 +167,26 @@ def start_scorer(scorer, codes: np.ndarray, y: np.ndarray, train: np.ndarray, st
     fresh = type(tables)(tables.structure, tables.cards, tables.n_classes, backoff=tables.backoff)
     rows = np.asarray(train)
     return dataclasses.replace(scorer, tables=fresh.fit(codes[np.ix_(rows, scorer.columns)], y[rows]))
+def logsumexp_rows(S: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(S, axis=1)`` as scipy 1.17 computes it, without its array-API overhead.
+
+    The maxima of a row are taken out of its sum (``log1p(s / m) + log m + max``, ``m`` the number of
+    maxima), as scipy does, so the values are scipy's to the bit (``tests/test_margin_kernel.py``):
+    a validation's NLL breaks ties between iterates of equal held-out error. On a small fit scipy's
+    function took a fifth of the time.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, K)
+        Finite scores.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    mx = S.max(axis=1, keepdims=True)
+    top = S == mx
+    m = top.sum(axis=1, keepdims=True).astype(S.dtype)
+    s = np.exp(np.where(top, -np.inf, S) - mx).sum(axis=1, keepdims=True)
+    s = np.where(s == 0, s, s / m)
+    return (np.log1p(s) + np.log(m) + mx)[:, 0]

@@ -1,0 +1,217 @@
+"""Paired, interleaved before/after timings of max-margin fitting (Pernkopf et al., issue 39's benchmarks).
+
+``bench_mm.py`` times one checkout; on a shared, loaded machine two such runs minutes apart are not
+comparable. This script runs the same measurements in fresh processes of two checkouts (``--before``
+and ``--after``: directories put first on ``PYTHONPATH``), alternating which goes first, ``--repeats``
+times, and reports per quantity the median over the runs of CPU seconds (the process's
+``time.process_time``; BLAS limited to one thread) and of wall seconds, with the ratios taken within
+each run (MM fit / SVM fit of the same process) before the median.
+
+Measured per process (``worker``), after a warm-up fit that compiles the engine's kernels:
+
+- ``usps``: USPS's given split (the training part optionally subsampled, stratified, ``--rows``),
+  MDL codes; MM-NB and MM-TAN (``param=extended, objective=margin, optimizer=cg``, ``margin_lam`` 0.05,
+  ``kappa`` 0.25, early stopping on a held-out fifth, patience 10) -- the whole ``BNClassifier.fit``,
+  TAN's structure search included, and TAN's conditional mutual information alone --; MM-NB with the
+  ``cg_mm`` grid (6 candidates); scikit-learn's ``SVC`` (RBF, C = 10) on the same codes scaled to [0, 1].
+- ``cvx``: NB-CG-MM (as above) against NB-CVX-MM (cvxpy + Clarabel) on the stratified first half of
+  small UCI sets.
+
+Usage::
+
+    python benchmarks/bench_mm_paired.py --before ../base --after . --what usps --rows 2000 --repeats 3
+    python benchmarks/bench_mm_paired.py --before ../base --after . --what cvx --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MM = {"param": "extended", "objective": "margin", "optimizer": "cg", "margin_lam": 0.05, "kappa": 0.25}
+ES = {"validation_fraction": 0.2, "patience": 10}
+GRID = {"margin_lam": [0.005, 0.05, 0.5], "kappa": [0.05, 0.25]}
+NAMES = ["iris", "breast-w", "vote", "kr-vs-kp"]
+
+
+def _timed(fn):
+    c, t = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c, time.perf_counter() - t
+
+
+def worker_usps(rows: int | None) -> dict:
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from bncbench import BNClassifier
+    from bncbench.baselines.svm_rbf import SVMBaseline
+    from bncbench.data.given_split import holdout_indices
+    from bncbench.data.specs import load, resolve
+    from bncbench.model.preprocess import Discretizer
+    from bncbench.bn.counts import conditional_mutual_information
+
+    ds = load(resolve(["usps"])[0])
+    tr, te = holdout_indices(ds)
+    y = np.asarray(ds.y)
+    if rows is not None and rows < tr.size:
+        tr, _ = train_test_split(tr, train_size=rows, stratify=y[tr], random_state=0)
+    disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
+    Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
+    ytr, yte = y[tr], y[te]
+    out = {"rows": int(tr.size)}
+
+    def mm(st, opts=ES, n=None):
+        sl = slice(None) if n is None else slice(0, n)
+        return BNClassifier(structure=st, discretize=False, cardinalities=cards, optimizer_options=opts,
+                            **MM).fit(Xtr[sl], ytr[sl])
+
+    for st in ("nb", "tan"):  # compile the kernels outside the timings
+        mm(st, n=300)
+    mm("nb", {**ES, "grid": GRID}, n=300)
+    for st in ("nb", "tan"):
+        clf, c, w = _timed(lambda: mm(st))
+        tr = clf.trace_
+        after = tr[-1]["time"] - tr[clf.n_iter_]["time"]  # the patience iterations past the early-stopping point
+        out[f"MM-{st.upper()}"] = {"cpu": c, "wall": w, "n_iter": clf.n_iter_, "run": len(tr) - 1,
+                                   "test_cr": clf.score(Xte, yte), "size": clf.n_parameters_,
+                                   "cpu_to_stop": c * (w - after) / w}
+    codes_y = np.unique(ytr, return_inverse=True)[1]
+    _, c, w = _timed(lambda: conditional_mutual_information(np.asarray(Xtr), codes_y, cards, int(codes_y.max()) + 1))
+    out["TAN CMI"] = {"cpu": c, "wall": w}
+    clf, c, w = _timed(lambda: mm("nb", {**ES, "grid": GRID}))
+    out["MM-NB tuned"] = {"cpu": c, "wall": w, "test_cr": clf.score(Xte, yte), "chosen": clf.tuning_["chosen"]}
+    svm, c, w = _timed(lambda: SVMBaseline(C=10.0).fit(Xtr, ytr))
+    out["SVM"] = {"cpu": c, "wall": w, "test_cr": svm.score(Xte, yte), "size": svm.n_parameters_}
+    return out
+
+
+def worker_cvx(names: list[str]) -> dict:
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+
+    from bncbench import BNClassifier
+    from bncbench.baselines.cvx_mm import CVXMMBaseline
+    from bncbench.data.specs import load, resolve
+    from bncbench.model.preprocess import Discretizer
+
+    out = {}
+    for name in names:
+        ds = load(resolve([name])[0])
+        y = np.unique(np.asarray(ds.y), return_inverse=True)[1]
+        tr, te = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
+        disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
+        Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
+
+        def cg():
+            return BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES,
+                                **MM).fit(Xtr, y[tr])
+
+        if name == names[0]:
+            cg()  # compile the engine's kernels outside the timings
+            CVXMMBaseline(cardinalities=cards).fit(Xtr, y[tr])  # and cvxpy's first-call set-up
+        cvx, c1, w1 = _timed(lambda: CVXMMBaseline(cardinalities=cards).fit(Xtr, y[tr]))
+        mm, c2, w2 = _timed(cg)
+        out[name] = {"rows": int(tr.size), "cvx_cpu": c1, "cvx_wall": w1, "cg_cpu": c2, "cg_wall": w2,
+                     "test_cr_cvx": cvx.score(Xte, y[te]), "test_cr_cg": mm.score(Xte, y[te])}
+    return out
+
+
+def _run(path: str, what: str, rows: int | None, names: list[str]) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(path), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", what, "--names", *names]
+    if rows is not None:
+        cmd += ["--rows", str(rows)]
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _med(xs):
+    return statistics.median(xs)
+
+
+def report_usps(runs: dict) -> None:
+    models = ["MM-NB", "MM-TAN", "TAN CMI", "MM-NB tuned", "SVM"]
+    print(f"USPS: {runs['after'][0]['rows']} training rows; medians of {len(runs['after'])} paired runs\n")
+    print("| fit | before CPU s | after CPU s | CPU speed-up | before wall s | after wall s | test CR before / after |")
+    print("|---|---|---|---|---|---|---|")
+    for m in models:
+        b = [r[m] for r in runs["before"]]
+        a = [r[m] for r in runs["after"]]
+        bc, ac = _med([x["cpu"] for x in b]), _med([x["cpu"] for x in a])
+        cr = (f"{b[0]['test_cr']:.4f} / {a[0]['test_cr']:.4f}" if "test_cr" in b[0] else "-")
+        print(f"| {m} | {bc:.2f} | {ac:.2f} | {bc / ac:.1f}x | {_med([x['wall'] for x in b]):.2f} "
+              f"| {_med([x['wall'] for x in a]):.2f} | {cr} |")
+    print("\n| ratio (median of per-run ratios) | before CPU | after CPU | before wall | after wall |")
+    print("|---|---|---|---|---|")
+    for m in ("MM-NB", "MM-TAN", "MM-NB tuned"):
+        vals = []
+        for side in ("before", "after"):
+            for k in ("cpu", "wall"):
+                vals.append(_med([r[m][k] / r["SVM"][k] for r in runs[side]]))
+        print(f"| {m} / SVM | {vals[0]:.2f} | {vals[2]:.2f} | {vals[1]:.2f} | {vals[3]:.2f} |")
+    if "cpu_to_stop" in runs["after"][0]["MM-NB"]:
+        # the fit up to its early-stopping point: its CPU time less the share of the wall time the optimizer spent
+        # after the best iterate (the patience iterations), an estimate
+        for m in ("MM-NB", "MM-TAN"):
+            b = _med([r[m]["cpu_to_stop"] / r["SVM"]["cpu"] for r in runs["before"]])
+            a = _med([r[m]["cpu_to_stop"] / r["SVM"]["cpu"] for r in runs["after"]])
+            print(f"| {m} to its early-stopping point / SVM (estimate) | {b:.2f} | {a:.2f} | - | - |")
+    a = runs["after"][0]
+    print(f"\nafter: MM-NB early stop at {a['MM-NB']['n_iter']} of {a['MM-NB']['run']}, MM-TAN at "
+          f"{a['MM-TAN']['n_iter']} of {a['MM-TAN']['run']}; tuned NB chose {a['MM-NB tuned']['chosen']}")
+
+
+def report_cvx(runs: dict) -> None:
+    print(f"medians of {len(runs['after'])} paired runs\n")
+    print("| dataset | train rows | CVX-MM CPU s | CG-MM CPU s before | after | CVX / CG CPU before | after "
+          "| CVX / CG wall after | test CR CVX / CG |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in runs["after"][0]:
+        b = [r[name] for r in runs["before"]]
+        a = [r[name] for r in runs["after"]]
+        print(f"| {name} | {a[0]['rows']} | {_med([x['cvx_cpu'] for x in a + b]):.2f} "
+              f"| {_med([x['cg_cpu'] for x in b]):.3f} | {_med([x['cg_cpu'] for x in a]):.3f} "
+              f"| {_med([x['cvx_cpu'] / x['cg_cpu'] for x in b]):.1f}x | {_med([x['cvx_cpu'] / x['cg_cpu'] for x in a]):.1f}x "
+              f"| {_med([x['cvx_wall'] / x['cg_wall'] for x in a]):.1f}x "
+              f"| {a[0]['test_cr_cvx']:.3f} / {a[0]['test_cr_cg']:.3f} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", help="checkout measured as 'before' (put first on PYTHONPATH)")
+    parser.add_argument("--after", default=".", help="checkout measured as 'after' (default: this one)")
+    parser.add_argument("--what", choices=("usps", "cvx"), default="usps")
+    parser.add_argument("--rows", type=int, default=None, help="subsample USPS's training part (stratified)")
+    parser.add_argument("--names", nargs="+", default=NAMES)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", help="also write the raw runs here")
+    parser.add_argument("--worker", choices=("usps", "cvx"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            out = worker_usps(args.rows) if args.worker == "usps" else worker_cvx(args.names)
+        print(json.dumps(out, default=float))
+        return
+    runs = {"before": [], "after": []}
+    for r in range(args.repeats):
+        order = ("before", "after") if r % 2 == 0 else ("after", "before")
+        for side in order:
+            runs[side].append(_run(getattr(args, side), args.what, args.rows, args.names))
+            print(f"run {r + 1}/{args.repeats} {side} done", file=sys.stderr, flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(runs, fh, indent=1, default=float)
+    (report_usps if args.what == "usps" else report_cvx)(runs)
+
+
+if __name__ == "__main__":
+    main()
