@@ -26,11 +26,16 @@ MM = {"param": "extended", "objective": "margin", "optimizer": "cg", "margin_lam
 ES = {"validation_fraction": 0.2, "patience": 10}
 
 
-def part1(rows: int | None) -> None:
+def usps_codes(rows: int | None):
+    """USPS's given split (its first ``rows`` training rows, stratified), discretized on the training part.
+
+    Returns
+    -------
+    Xtr, Xte, ytr, yte, cards
+        Training and test codes, their classes, the attribute cardinalities.
+    """
     from sklearn.model_selection import train_test_split
 
-    from bncbench import BNClassifier
-    from bncbench.baselines.svm_rbf import SVMBaseline
     from bncbench.data.given_split import holdout_indices
     from bncbench.data.specs import load, resolve
     from bncbench.model.preprocess import Discretizer
@@ -41,24 +46,31 @@ def part1(rows: int | None) -> None:
     if rows is not None and rows < tr.size:
         tr, _ = train_test_split(tr, train_size=rows, stratify=y[tr], random_state=0)
     disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
-    Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
-    print(f"USPS: {tr.size} training rows, {te.size} test rows, {Xtr.shape[1]} attributes\n")
+    return disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), y[tr], y[te], disc.cardinalities_
+
+
+def part1(rows: int | None) -> None:
+    from bncbench import BNClassifier
+    from bncbench.baselines.svm_rbf import SVMBaseline
+
+    Xtr, Xte, ytr, yte, cards = usps_codes(rows)
+    print(f"USPS: {ytr.size} training rows, {yte.size} test rows, {Xtr.shape[1]} attributes\n")
     print("| model | fit s | iterations to the early stop | test CR | size |")
     print("|---|---|---|---|---|")
     times = {}
     BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
-        Xtr[:200], y[tr][:200])  # compile the engine's kernels outside the timings
+        Xtr[:200], ytr[:200])  # compile the engine's kernels outside the timings
     for st in ("nb", "tan"):
         t = time.perf_counter()
         clf = BNClassifier(structure=st, discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
-            Xtr, y[tr])
+            Xtr, ytr)
         times[st] = time.perf_counter() - t
         print(f"| MM-{st.upper()} | {times[st]:.1f} | {clf.n_iter_} (of {len(clf.trace_) - 1} run) "
-              f"| {clf.score(Xte, y[te]):.4f} | {clf.n_parameters_} |", flush=True)
+              f"| {clf.score(Xte, yte):.4f} | {clf.n_parameters_} |", flush=True)
     t = time.perf_counter()
-    svm = SVMBaseline(C=10.0).fit(Xtr, y[tr])
+    svm = SVMBaseline(C=10.0).fit(Xtr, ytr)
     ts = time.perf_counter() - t
-    print(f"| SVM (RBF, C=10) | {ts:.1f} | - | {svm.score(Xte, y[te]):.4f} | {svm.n_parameters_} |")
+    print(f"| SVM (RBF, C=10) | {ts:.1f} | - | {svm.score(Xte, yte):.4f} | {svm.n_parameters_} |")
     print(f"\nMM-NB / SVM time: {times['nb'] / ts:.2f}; MM-TAN / SVM time: {times['tan'] / ts:.2f}\n", flush=True)
 
 

@@ -47,24 +47,14 @@ def _timed(fn):
 
 def worker_usps(rows: int | None) -> dict:
     import numpy as np
-    from sklearn.model_selection import train_test_split
+    from bench_mm import usps_codes  # this script's directory is on sys.path
 
     from bncbench import BNClassifier
     from bncbench.baselines.svm_rbf import SVMBaseline
-    from bncbench.data.given_split import holdout_indices
-    from bncbench.data.specs import load, resolve
-    from bncbench.model.preprocess import Discretizer
     from bncbench.bn.counts import conditional_mutual_information
 
-    ds = load(resolve(["usps"])[0])
-    tr, te = holdout_indices(ds)
-    y = np.asarray(ds.y)
-    if rows is not None and rows < tr.size:
-        tr, _ = train_test_split(tr, train_size=rows, stratify=y[tr], random_state=0)
-    disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
-    Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
-    ytr, yte = y[tr], y[te]
-    out = {"rows": int(tr.size)}
+    Xtr, Xte, ytr, yte, cards = usps_codes(rows)
+    out = {"rows": int(ytr.size)}
 
     def mm(st, opts=ES, n=None):
         sl = slice(None) if n is None else slice(0, n)
