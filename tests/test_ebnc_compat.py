@@ -32,7 +32,7 @@ from conftest import data_dir_or_skip
 
 from bncbench import BNClassifier
 from bncbench.engine.fit import _problem, factor_layout
-from bncbench.structures.tan_kdb_ebnc import kdb_ebnc, tan_ebnc, weka_sort
+from bncbench.structures.tan_kdb_ebnc import LOG2, ebnc_conditional_mutual_information, kdb_ebnc, tan_ebnc, weka_sort
 from bncbench.structures.kdb import kdb
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "ebnc"
@@ -96,6 +96,34 @@ def test_weka_sort_order():
                0.235810511, 0.182897469, 0.00328578739, 0.0735743514, 0.236048665, 0.14427138, 0.203870763,
                0.148958009, 0.00292733688]
     assert weka_sort(vote_mi) == [1, 15, 9, 10, 0, 5, 6, 12, 14, 8, 13, 7, 11, 2, 4, 3]
+
+
+def _cmi_one_bincount_per_pair(codes, y, cards, n_classes):
+    """The former computation: one bincount per pair (the reference the shared pair counts must equal)."""
+    N, n = float(len(y)), codes.shape[1]
+    cy = np.bincount(y, minlength=n_classes).astype(float)
+    cxy = [np.bincount(codes[:, i] * n_classes + y, minlength=c * n_classes).reshape(c, n_classes).astype(float)
+           for i, c in enumerate(cards)]
+    out = np.zeros((n, n))
+    for u1 in range(1, n):
+        for u2 in range(u1):
+            c1, c2 = int(cards[u1]), int(cards[u2])
+            a = np.bincount((codes[:, u1] * c2 + codes[:, u2]) * n_classes + y,
+                            minlength=c1 * c2 * n_classes).reshape(c1, c2, n_classes).astype(float)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t = (a / N) * np.log((a * cy) / (cxy[u1][:, None, :] * cxy[u2][None, :, :])) / LOG2
+            out[u1, u2] = out[u2, u1] = np.cumsum(np.where(a > 0, t, 0.0).ravel())[-1]
+    return out
+
+
+@pytest.mark.parametrize("cards", [[3, 2, 4, 3, 2, 5], [40, 3, 60, 2]])  # Gram path; per-pair kernel path
+def test_cmi_from_shared_pair_counts_is_the_former_to_the_bit(cards):
+    rng = np.random.default_rng(7)
+    X = np.column_stack([rng.integers(0, c, 500) for c in cards])
+    y = (X[:, 0] + rng.integers(0, 2, 500)) % 3
+    got = ebnc_conditional_mutual_information(X, y, cards, 3)
+    assert np.array_equal(got, _cmi_one_bincount_per_pair(X, y, cards, 3))
+    assert got[1, 0] > 0 and got[0, 1] == got[1, 0]
 
 
 @pytest.mark.parametrize("name", ["vote", "tic-tac-toe"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bncbench.bn.counts import pair_class_counts
 from bncbench.components import STRUCTURES
 from bncbench.structures.network import LearnedStructure, TrainingData
 from bncbench.structures.kdb import K
@@ -145,12 +146,15 @@ def ebnc_conditional_mutual_information(codes: np.ndarray, y: np.ndarray, cards,
     cy = np.bincount(y, minlength=n_classes).astype(float)
     cxy = [np.bincount(codes[:, i] * n_classes + y, minlength=c * n_classes).reshape(c, n_classes).astype(float)
            for i, c in enumerate(cards)]
+    # every N(x_i, x_j, y) at once (exact integer counts, so the same floats as one bincount per pair)
+    _, offsets, counts = pair_class_counts(codes, y, cards, n_classes)
     out = np.zeros((n, n))
-    for u1 in range(1, n):
-        for u2 in range(u1):
+    k = 0
+    for u2 in range(n):  # pair_class_counts' lexicographic order: (u2, u1), u2 < u1
+        for u1 in range(u2 + 1, n):
             c1, c2 = int(cards[u1]), int(cards[u2])
-            a = np.bincount((codes[:, u1] * c2 + codes[:, u2]) * n_classes + y,
-                            minlength=c1 * c2 * n_classes).reshape(c1, c2, n_classes).astype(float)
+            a = counts[offsets[k]:offsets[k + 1]].reshape(c2, c1, n_classes).transpose(1, 0, 2)
+            k += 1
             d, e = cxy[u1][:, None, :], cxy[u2][None, :, :]
             with np.errstate(divide="ignore", invalid="ignore"):
                 t = (a / N) * np.log((a * cy) / (d * e)) / LOG2
