@@ -1,0 +1,85 @@
+"""docs/reproductions/zaidi_dbl.md shows the committed rerun CSVs' numbers: every W-D-L cell of its tables
+(Tables 2-4, DBLⁿ vs LRⁿ, DBL2-one) and its §6.3 table are read back and compared with ``wdl.csv`` and
+``convergence_summary.csv`` (Little), so the page cannot drift from the store's CSVs."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "reproductions" / "zaidi_dbl.md"
+CSV = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "reg_rows"
+METRICS = {"bias": "bias", "variance": "variance", "0-1 loss": "zero_one", "RMSE": "rmse",
+           "training time": "train_time"}
+CELL = re.compile(r"^\**(\d+)/(\d+)/(\d+) \((<?[\d.]+)\)\**$")
+
+
+def _p(p):
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+@pytest.fixture(scope="module")
+def wdl():
+    w = pd.read_csv(CSV / "wdl.csv")
+    w = w[w["subset"] == "Little"]
+    return {(f"{a} vs {b}", m): r for (a, b, m), r in
+            w.set_index(["model_a", "model_b", "metric"]).iterrows()}
+
+
+def _rows(text, header):
+    """The body rows of the Markdown table whose header line starts with ``header``."""
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith(header))
+    out = []
+    for line in lines[i + 2:]:
+        if not line.startswith("|"):
+            break
+        out.append([c.strip() for c in line.strip("|").split("|")])
+    return lines[i], out
+
+
+def _check(cell, r):
+    m = CELL.match(cell)
+    assert m, cell
+    assert tuple(int(v) for v in m.groups()[:3]) == (r.wins, r.draws, r.losses), cell
+    assert m.group(4) == _p(r.p), cell
+    assert cell.startswith("**") == bool(r.p <= 0.05), cell
+
+
+def test_tables_2_to_4_are_the_csvs(wdl):
+    text = DOC.read_text()
+    _, rows = _rows(text, "| table | pair | metric | paper (75 Little) | ours (")
+    assert len(rows) == 24
+    for _, pair, metric, _, ours in rows:
+        _check(ours, wdl[(pair, METRICS[metric])])
+
+
+@pytest.mark.parametrize("first", ["| DBL1 vs LR1 |", "| DBL2-one vs DBL2 |"])
+def test_per_metric_tables_are_the_csvs(wdl, first):
+    text = DOC.read_text()
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith(first) and "/" in line.split("|")[2])
+    header = [c.strip() for c in lines[i - 2].strip("|").split("|")]
+    k = i
+    while lines[k].startswith("|"):
+        cells = [c.strip() for c in lines[k].strip("|").split("|")]
+        for name, cell in zip(header[1:], cells[1:]):
+            _check(cell, wdl[(cells[0], METRICS[name])])
+        k += 1
+    assert k - i >= 3
+
+
+def test_section_6_3_table_is_the_csv():
+    conv = pd.read_csv(CSV / "convergence_summary.csv")
+    conv = conv[conv["subset"] == "Little"].set_index("w_model")
+    _, rows = _rows(DOC.read_text(), "| pair | datasets | DBL fewer / equal / more iterations (p) |")
+    assert len(rows) == 3
+    for pair, n, it, it_ratio, time, time_ratio in rows:
+        r = conv.loc[pair.split(" vs ")[0]]
+        assert int(n) == r.n_datasets
+        assert it == f"{r.iter_fewer} / {r.iter_equal} / {r.iter_more} ({_p(r.iter_p)})"
+        assert float(it_ratio) == round(r.iter_ratio_geomean, 3)
+        assert time == f"{r.time_less} / {r.time_more} ({_p(r.time_p)})"
+        assert float(time_ratio) == round(r.time_ratio_geomean, 3)
