@@ -269,10 +269,10 @@ def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path
     per = pd.read_csv(out / "tables" / "per_dataset_zero_one_all.csv")
     assert "synth-extra" in per.to_string() and "0.9" in per[per.iloc[:, 0] == "synth-extra"].to_string()
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {f"{tmp_path.name}/old.csv"}  # no machine path
+    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {f"{tmp_path.name}/old.csv"}
     assert set(summary.loc[summary.dataset != "synth-extra", "source"]) == {"records"}
     index = (out / "index.md").read_text()
-    assert re.search(r"Supplied: 2 \(dataset, model\) means from [\w\\-]+/old\.csv, another run's", index)  # no machine path
+    assert re.search(r"Supplied: 2 \(dataset, model\) means from [\w\\-]+/old\.csv, another run's", index)
     assert "3 datasets" in index
     # a supplement of other data: one line, exit code 2, no report
     extra.assign(dataset="synth-nb", n_instances=7).to_csv(tmp_path / "bad.csv", index=False)
@@ -366,7 +366,8 @@ def test_a_report_shows_paths_relative_to_the_repository_or_the_store_never_abso
 
     store = tmp_path / "runs" / "zaidi_dbl"
     assert shown_path(store, store) == "zaidi_dbl"
-    assert shown_path(store / "hydra" / "run" / ".hydra" / "config.yaml", store) == "zaidi_dbl/hydra/run/.hydra/config.yaml"
+    config = store / "hydra" / "run" / ".hydra" / "config.yaml"
+    assert shown_path(config, store) == "zaidi_dbl/hydra/run/.hydra/config.yaml"
     assert shown_path(tmp_path / "elsewhere" / "summary.csv", store) == "elsewhere/summary.csv"
     assert shown_path(REPO_ROOT / "conf" / "experiment" / "feelders.yaml", store) == "conf/experiment/feelders.yaml"
     inside = REPO_ROOT / "results" / "quickstart"

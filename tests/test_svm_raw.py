@@ -67,31 +67,14 @@ def test_the_runner_gives_the_raw_features_to_an_svm_that_asks_for_them(features
 
 
 @pytest.mark.parametrize("features", ["raw", "codes"])
-def test_the_untimed_warm_up_fits_on_the_timed_fits_own_inputs(monkeypatch, features):
-    import bncbench.harness.model_specs as model_specs
+def test_the_untimed_warm_up_fits_on_the_timed_fits_own_inputs(recorded_fits, features):
     import bncbench.harness.runner as runner
 
-    fits = []
-    real = model_specs.make_estimator
-
-    def recording(params, cards):
-        clf = real(params, cards)
-        fit = clf.fit
-
-        def fit_and_record(X, y):
-            fits.append((np.array(X, dtype=float), np.array(y)))
-            return fit(X, y)
-
-        clf.fit = fit_and_record
-        return clf
-
-    monkeypatch.setattr(model_specs, "make_estimator", recording)
-    monkeypatch.setattr(runner, "_WARM", set())
     ds_spec = specs.resolve(["sklearn-wine"])[0]  # 13 numeric attributes: raw values differ from their codes
     params = {"model": "svm_rbf", "grid": {"C": [1.0], "gamma": [0.5]}, "features": features}
     rec = evaluate_task(Task(ds_spec, ModelSpec("SVM", params), 0, 1, Protocol(seed=0, rounds=1, folds=2)))
     assert rec.status == "ok", rec.error
-    (warm_X, warm_y), (timed_X, timed_y) = fits[0], fits[-1]
+    (_, warm_X, warm_y), (_, timed_X, timed_y) = recorded_fits[0], recorded_fits[-1]
     assert len(warm_y) == runner.WARM_UP_ROWS and len(timed_y) > runner.WARM_UP_ROWS
     np.testing.assert_array_equal(warm_X, timed_X[:runner.WARM_UP_ROWS])  # the same matrix, the same rows
     np.testing.assert_array_equal(warm_y, timed_y[:runner.WARM_UP_ROWS])

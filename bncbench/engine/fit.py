@@ -280,7 +280,8 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
                              reg_scale=reg_scale, objective=objective, _shared=_shared, **engine, **hyperparameters)
     if held is not None:
-        problem.monitor = validation.Validation(pmap, held_design, held_y, int(option_value(optimizer, opts, "patience")))
+        patience = int(option_value(optimizer, opts, "patience"))
+        problem.monitor = validation.Validation(pmap, held_design, held_y, patience)
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from

@@ -550,7 +550,7 @@ def _defaults(options: tuple, engine: bool = False, **values) -> tuple:
                  if h.name in values else h for h in options)
 
 
-def declared_defaults(name: str) -> dict:
+def declared_defaults(name: str, engine: bool = True) -> dict:
     """The options optimizer ``name`` declares with a default other than None: what it runs with.
 
     :func:`optimize` hands the optimizer these, overridden by the options given (``patience``,
@@ -561,27 +561,12 @@ def declared_defaults(name: str) -> dict:
     ----------
     name : str
         A name registered in :data:`bncbench.components.OPTIMIZERS`.
-
-    Returns
-    -------
-    dict
-        ``{option: default}`` in declaration order.
-    """
-    return {h.name: h.default for h in OPTIMIZERS[name].hyperparameters if h.default is not None}
-
-
-def config_defaults(name: str) -> dict:
-    """The declared defaults that optimizer ``name``'s typed schema carries into a composed option.
-
-    Those of :func:`declared_defaults` but the ones the engine applies itself (``engine_default``:
-    ``maxls``, ``patience``, ``blas_threads``, Nash's tolerances, ...), which a model's
-    ``optimizer_options``, and so its task key, hold only where a config states them. A plain
-    ``conf/optimizer/<name>.yaml`` states none of them.
-
-    Parameters
-    ----------
-    name : str
-        A name registered in :data:`bncbench.components.OPTIMIZERS`.
+    engine : bool, default=True
+        False: without the defaults the engine applies itself (``engine_default``: ``maxls``,
+        ``patience``, ``blas_threads``, Nash's tolerances, ...), that is, those the optimizer's typed
+        schema carries into a composed option (a model's ``optimizer_options``, and so its task key,
+        holds an engine default only where a config states it). A plain
+        ``conf/optimizer/<name>.yaml`` states none of them.
 
     Returns
     -------
@@ -589,7 +574,7 @@ def config_defaults(name: str) -> dict:
         ``{option: default}`` in declaration order.
     """
     return {h.name: h.default for h in OPTIMIZERS[name].hyperparameters
-            if h.default is not None and not h.engine_default}
+            if h.default is not None and (engine or not h.engine_default)}
 
 
 def option_value(name: str, options: dict | None, key: str):
