@@ -104,6 +104,28 @@ def java_time(arff, structure, tag, repeats):
     return float(vals["wall_ms"]), float(vals["cpu_ms"])
 
 
+def time_fit(structure, tag, cards, X, y, repeats):
+    """Our fit of ``structure`` with ``tag``'s parameters, after an untimed warm-up: the last model and the
+    median wall and CPU seconds over ``repeats`` fits."""
+    make(structure, tag, cards).fit(X, y)  # warm-up
+    wall, cpu = [], []
+    for _ in range(repeats):
+        clf = make(structure, tag, cards)
+        t0, c0 = time.perf_counter(), time.process_time()
+        clf.fit(X, y)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return clf, statistics.median(wall), statistics.median(cpu)
+
+
+def print_table(df, cols):
+    """``df``'s ``cols`` as a Markdown table, numbers to 3 significant digits (``–`` for none)."""
+    print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    for r in df[cols].itertuples(index=False):
+        print("| " + " | ".join(v if isinstance(v, str) else ("–" if v is None or v != v else f"{v:.3g}")
+                                for v in r) + " |")
+
+
 def main_java(args):
     import tempfile
 
@@ -114,26 +136,16 @@ def main_java(args):
             arff = arff_of(name, tmp)
             for s in STRUCTURES:
                 for tag in PARAMS:
-                    make(s, tag, cards).fit(X, y)  # warm-up
-                    wall, cpu = [], []
-                    for _ in range(args.repeats):
-                        clf = make(s, tag, cards)
-                        t0, c0 = time.perf_counter(), time.process_time()
-                        clf.fit(X, y)
-                        wall.append(time.perf_counter() - t0)
-                        cpu.append(time.process_time() - c0)
+                    clf, w, c = time_fit(s, tag, cards, X, y, args.repeats)
                     jw, jc = java_time(arff, s, tag, args.repeats)
-                    c = 1e3 * statistics.median(cpu)
+                    c = 1e3 * c
                     rows.append(dict(dataset=name, model=f"{s} {tag}", ebnc_cpu_ms=jc, ours_cpu_ms=c,
-                                     ebnc_wall_ms=jw, ours_wall_ms=1e3 * statistics.median(wall), ratio_cpu=c / jc,
+                                     ebnc_wall_ms=jw, ours_wall_ms=1e3 * w, ratio_cpu=c / jc,
                                      iters=getattr(clf.scorer_, "n_iter", None)))
                     print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
-    cols = ["dataset", "model", "ebnc_cpu_ms", "ours_cpu_ms", "ratio_cpu", "ebnc_wall_ms", "ours_wall_ms", "iters"]
-    print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
-    for r in df[cols].itertuples(index=False):
-        print("| " + " | ".join(v if isinstance(v, str) else ("–" if v is None or v != v else f"{v:.3g}")
-                                for v in r) + " |")
+    print_table(df, ["dataset", "model", "ebnc_cpu_ms", "ours_cpu_ms", "ratio_cpu", "ebnc_wall_ms", "ours_wall_ms",
+                     "iters"])
     print("geometric mean of ours / EBNC (CPU, same run):", float(np.exp(np.log(df.ratio_cpu).mean())))
 
 
@@ -151,28 +163,16 @@ def main(argv=None):
         X, y, cards = codes_of(name)
         for s in STRUCTURES:
             for tag in PARAMS:
-                make(s, tag, cards).fit(X, y)  # warm-up
-                wall, cpu = [], []
-                for _ in range(args.repeats):
-                    clf = make(s, tag, cards)
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    clf.fit(X, y)
-                    wall.append(time.perf_counter() - t0)
-                    cpu.append(time.process_time() - c0)
+                clf, w, c = time_fit(s, tag, cards, X, y, args.repeats)
                 theirs = runs[(runs.name == name) & (runs.options == f"{STRUCTURES[s][0]} -P {tag} -V")].iloc[0]
-                w, c = statistics.median(wall), statistics.median(cpu)
                 rows.append(dict(dataset=name, model=f"{s} {tag}", ebnc_ms=theirs.train_ms, ours_wall_ms=1e3 * w,
                                  ours_cpu_ms=1e3 * c, ratio_cpu=1e3 * c / theirs.train_ms,
                                  iters=getattr(clf.scorer_, "n_iter", None), their_iters=theirs.iterations,
                                  fevals=getattr(clf.scorer_, "n_fev", None), their_fevals=theirs.fevals))
                 print(rows[-1], flush=True)
     df = pd.DataFrame(rows)
-    cols = ["dataset", "model", "ebnc_ms", "ours_cpu_ms", "ours_wall_ms", "ratio_cpu", "iters", "their_iters",
-            "fevals", "their_fevals"]
-    print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
-    for r in df[cols].itertuples(index=False):
-        print("| " + " | ".join(v if isinstance(v, str) else ("–" if v is None or v != v else f"{v:.3g}")
-                                for v in r) + " |")
+    print_table(df, ["dataset", "model", "ebnc_ms", "ours_cpu_ms", "ours_wall_ms", "ratio_cpu", "iters", "their_iters",
+                     "fevals", "their_fevals"])
     print("geometric mean of ours (CPU) / EBNC recorded:", float(np.exp(np.log(df.ratio_cpu).mean())))
 
 

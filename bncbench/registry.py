@@ -165,6 +165,12 @@ class Hyperparameter:
         Leave the hyperparameter out of a model's parameters (and so out of its task key)
         while it has its default: for hyperparameters added after records existed, so that
         a stored sweep still resumes.
+    engine_default : bool, default=False
+        The default is applied by the component when it runs, not written into configs: the typed
+        schema's field is unset (None), so a composed option, a model's parameters and its task key
+        carry the value only where a config or a caller states it. For defaults that lived in the
+        engine's code while records were stored without them (an optimizer's ``maxls``, ``patience``,
+        ...): declared here, their one home, and the stored task keys unchanged.
     from_group : str, optional
         The value is set by another config group rather than by a field of this
         component's config: its chosen option's name (``init``, ``optimizer``,
@@ -183,6 +189,7 @@ class Hyperparameter:
     doc: str
     type: Any = Any
     omit_default: bool = False
+    engine_default: bool = False
     from_group: Optional[str] = None
     from_dataset: Optional[str] = None
 
@@ -438,8 +445,8 @@ class Registry:
         """The typed config (a dataclass) of component ``name``: ``name``, ``label`` and its hyperparameters.
 
         Hyperparameters set through another config group (``from_group``) or by the dataset
-        (``from_dataset``) have no field. A field's
-        type is the hyperparameter's ``type`` (``Optional`` of it when the default is None).
+        (``from_dataset``) have no field; one with an ``engine_default`` has a field left unset (None).
+        A field's type is the hyperparameter's ``type`` (``Optional`` of it when the default is None).
 
         Parameters
         ----------
@@ -463,7 +470,7 @@ class Registry:
         for h in comp.hyperparameters:
             if h.from_group or h.from_dataset:
                 continue
-            default = h.default
+            default = None if h.engine_default else h.default
             f = dataclasses.field(default_factory=lambda d=default: d) if isinstance(default, (list, dict)) \
                 else dataclasses.field(default=default)
             fields.append((h.name, _field_type(h), f))
@@ -490,7 +497,7 @@ def _expand(modules: Iterable[str]) -> tuple:
 def _field_type(h: Hyperparameter):
     if h.type is Any:
         return Any
-    return Optional[h.type] if h.default is None or None in h.constraints else h.type
+    return Optional[h.type] if h.default is None or h.engine_default or None in h.constraints else h.type
 
 
 def _same(h: Hyperparameter, g: Hyperparameter, defaults: bool = True) -> bool:

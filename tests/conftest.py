@@ -34,3 +34,32 @@ def run_cli(args, cwd, env_extra=None, timeout=300):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def recorded_fits(monkeypatch):
+    """Every fit of an estimator the harness makes (``make_estimator``), in order: ``(params, X, y)`` copies.
+
+    The runner's warm-up fits and timed fits both go through ``make_estimator``; a fresh ``_WARM`` set makes
+    this process meet every model for the first time.
+    """
+    import bncbench.harness.model_specs as model_specs
+    import bncbench.harness.runner as runner
+
+    fits = []
+    real = model_specs.make_estimator
+
+    def recording(params, cards):
+        clf = real(params, cards)
+        fit = clf.fit
+
+        def fit_and_record(X, y):
+            fits.append((params, np.array(X, dtype=float), np.array(y)))
+            return fit(X, y)
+
+        clf.fit = fit_and_record
+        return clf
+
+    monkeypatch.setattr(model_specs, "make_estimator", recording)
+    monkeypatch.setattr(runner, "_WARM", set())
+    return fits

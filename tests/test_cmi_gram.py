@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from bncbench.bn import cmi_gram, counts
+from bncbench.bn import cmi_gram, counts, flat
 from bncbench.bn.counts import _pair_counts, conditional_mutual_information, pair_class_counts
 
 
@@ -81,3 +81,23 @@ def test_cmi_from_pair_counts_equals_the_former_loop_to_the_bit(N, cards, K, see
     got = cmi_from_pair_counts(pairs, offsets, counts, np.asarray(cards), ny, len(cards))
     want = _loop_cmi(pairs, offsets, counts, np.asarray(cards), ny, len(cards))
     assert np.array_equal(got, want) and got.max() > 0
+
+
+@pytest.mark.parametrize("path", ["gram", "blocks", "kernel"])
+def test_every_pair_count_path_refuses_a_code_out_of_range_with_one_message(monkeypatch, path):
+    """The Gram matrices, the blocked kernel (N >= BLOCKED_MIN_ROWS) and the plain kernel: the same error."""
+    rng = np.random.default_rng(6)
+    cards = [3] * 6
+    X = rng.integers(0, 3, size=(counts.BLOCKED_MIN_ROWS if path == "blocks" else 300, 6))
+    y = rng.integers(0, 2, X.shape[0])
+    if path != "gram":
+        monkeypatch.setattr(cmi_gram, "fits", lambda cards: False)
+    if path == "kernel":
+        monkeypatch.setattr(counts, "_blocked_pair_counts", lambda *a: None)
+    pairs, offsets, ok = pair_class_counts(X, y, cards, 2)
+    np.testing.assert_array_equal(offsets, flat.offsets_of([9 * 2] * len(pairs)))
+    assert offsets[0] == 0 and offsets[-1] == ok.size == 15 * 18
+    for bad_X, bad_y in ((np.where(np.arange(X.shape[0])[:, None] == 7, 3, X), y), (X, np.where(y == 1, 2, y))):
+        with pytest.raises(ValueError) as err:
+            pair_class_counts(bad_X, bad_y, cards, 2)
+        assert str(err.value) == flat.CODE_RANGE

@@ -7,9 +7,13 @@ states no value of its own, so ``group=name`` on the command line builds the mod
 ``BNClassifier`` with those values. The optimizers too: each declares its own defaults in its
 registration (``lbfgs``: ``stop="ebnc"``, ``history=10``; ``sgd``: 20 epochs, ...), the engine runs
 with them (:func:`bncbench.engine.optim.declared_defaults`), and an optimizer option's typed schema
-carries them, so a composed option still lists them in the model's ``optimizer_options`` (the
-stored records' task keys are unchanged; ``scripts/experiment_models.py`` prints the same before and
-after). An optimizer preset states no value equal to its optimizer's declared default.
+carries them (``declared_defaults(name, engine=False)``), so a composed option still lists them in
+the model's ``optimizer_options`` (the stored records' task keys are unchanged;
+``scripts/experiment_models.py`` prints the same before and after). The defaults that lived in the
+engine's code (``maxls``, ``patience``, ``blas_threads``, Nash's tolerances, ...) are declared there
+too, as ``engine_default``: the engine reads them from the registry, and a composed option carries them
+only where a config states them, as before. An optimizer preset states no value equal to its
+optimizer's declared default (but an engine default: ``patience: 10`` is in stored task keys).
 """
 
 from __future__ import annotations
@@ -60,7 +64,8 @@ def test_a_plain_option_states_nothing_and_a_preset_only_what_it_changes(group, 
     assert set(values) <= set(declared), f"{group}={option} states keys its component lacks"
     wiring = {k for k, v in values.items() if isinstance(v, str) and v.startswith("${")}  # the run's own keys
     if group == "optimizer":  # a value equal to the optimizer's own declared default is a restatement
-        same = sorted(k for k, v in values.items() if k in declared_defaults(comp) and v == declared_defaults(comp)[k])
+        carried = declared_defaults(comp, engine=False)
+        same = sorted(k for k, v in values.items() if k in carried and v == carried[k])
         assert not same, f"{group}={option} restates {comp}'s declared defaults {same}"
     if option == comp:
         assert set(values) == wiring, f"the plain option {group}={option} restates {sorted(set(values) - wiring)}"
@@ -81,7 +86,7 @@ def test_command_line_option_builds_the_model_of_bnclassifier(group, option):
         kwargs["param"] = OPTIMIZED
     values = {k: v for k, v in stated.items() if k != "label"}
     if group == "optimizer":  # the schema carries the optimizer's declared defaults into the model's options
-        kwargs["optimizer_options"] = {**declared_defaults(comp), **values} or None
+        kwargs["optimizer_options"] = {**declared_defaults(comp, engine=False), **values} or None
     else:
         kwargs.update(values)
         if PARAMETERIZATIONS[kwargs.get("param", "generative")].info.get("optimized"):
@@ -89,7 +94,7 @@ def test_command_line_option_builds_the_model_of_bnclassifier(group, option):
             default = next(d["optimizer"] for d in yaml.safe_load((REPO / "conf" / "config.yaml").read_text())
                            ["defaults"] if isinstance(d, dict) and "optimizer" in d)
             opt_comp, opt_stated = _read("optimizer", default)
-            kwargs["optimizer_options"] = {**declared_defaults(opt_comp),
+            kwargs["optimizer_options"] = {**declared_defaults(opt_comp, engine=False),
                                            **{k: v for k, v in opt_stated.items() if k != "label"}} or None
     cfg = compose_config(overrides)
     spec = model_spec({g: cfg[g] for g in GROUPS})
@@ -119,7 +124,7 @@ def test_optimizer_declared_defaults_are_what_the_engine_runs(option):
     assert not {k for k in stated if k != "label"}
     composed = compose_config([f"optimizer={option}", f"param={OPTIMIZED}"])
     spec = model_spec({g: composed[g] for g in GROUPS})
-    assert spec.params.get("optimizer_options") == (declared_defaults(comp) or None)
+    assert spec.params.get("optimizer_options") == (declared_defaults(comp, engine=False) or None)
     X, y = _codes()
     base = dict(structure="nb", param="weighted", init="zeros", optimizer=comp, discretize=False)
     p0 = BNClassifier(**base).fit(X, y).predict_proba(X)
@@ -129,14 +134,54 @@ def test_optimizer_declared_defaults_are_what_the_engine_runs(option):
 
 def test_optimizers_declare_their_own_defaults():
     """The defaults the optimizer options stated before have their home in the registrations (task keys of
-    the stored records carry them: ``scripts/experiment_models.py`` is unchanged)."""
-    assert declared_defaults("lbfgs") == {"stop": "ebnc", "history": 10}
-    assert declared_defaults("cg") == {"stop": "ebnc"}
-    assert declared_defaults("cgb") == {"stop": "ebnc", "xtol": 0.0002}
-    assert declared_defaults("bfgs") == {"stop": "ebnc", "max_params": 10000}
-    assert declared_defaults("bfgs_nash") == {"max_params": 10000}
-    assert declared_defaults("cg_nash") == {}
-    assert declared_defaults("sgd") == {"maxiter": 20, "method": "adagrad", "lr": 0.1, "batch_size": 256, "seed": 0}
+    the stored records carry them: ``scripts/experiment_models.py`` is unchanged), and so have those that lived
+    in the engine's code, which no composed option carries."""
+    assert declared_defaults("lbfgs", engine=False) == {"stop": "ebnc", "history": 10}
+    assert declared_defaults("cg", engine=False) == {"stop": "ebnc"}
+    assert declared_defaults("cgb", engine=False) == {"stop": "ebnc", "xtol": 0.0002}
+    assert declared_defaults("bfgs", engine=False) == {"stop": "ebnc", "max_params": 10000}
+    assert declared_defaults("bfgs_nash", engine=False) == {"max_params": 10000}
+    assert declared_defaults("cg_nash", engine=False) == {}
+    assert declared_defaults("sgd", engine=False) == {"maxiter": 20, "method": "adagrad", "lr": 0.1, "batch_size": 256,
+                                                      "seed": 0}
+    common = {"blas_threads": 1, "patience": 10, "validation_seed": 0, "validation_start": "all"}
+    nash = {"maxiter": 100, "reltol": np.sqrt(np.finfo(float).eps), "abstol": -np.inf}
+    assert declared_defaults("lbfgs") == {**declared_defaults("lbfgs", engine=False), **common, "maxls": 40}
+    assert declared_defaults("sgd") == {**declared_defaults("sgd", engine=False), **common, "eps": 1e-8}
+    assert declared_defaults("cg_nash") == {**common, **nash, "cg_type": 2, "parabola": "r"}
+    assert declared_defaults("bfgs_nash") == {**declared_defaults("bfgs_nash", engine=False), **common, **nash}
+    for name in ("cg", "cgb", "bfgs"):
+        assert declared_defaults(name) == {**declared_defaults(name, engine=False), **common}
+    for name in OPTIMIZERS.names():  # an engine default is in no composed option, so in no task key
+        composed = compose_config([f"optimizer={name}", f"param={OPTIMIZED}"])
+        options = model_spec({g: composed[g] for g in GROUPS}).params.get("optimizer_options") or {}
+        assert options == declared_defaults(name, engine=False)
+
+
+@pytest.mark.parametrize("optimizer,key,value,extra", [
+    ("lbfgs", "maxls", 1, {}), ("sgd", "eps", 1.0, {}), ("cg_nash", "reltol", 1e-2, {}), ("cg_nash", "cg_type", 1, {}),
+    ("cg", "patience", 1, {"validation_fraction": 0.3}), ("lbfgs", "validation_seed", 3, {"validation_fraction": 0.3}),
+])
+def test_the_engine_reads_its_defaults_from_the_registry(monkeypatch, optimizer, key, value, extra):
+    """With the registry's default of an engine option changed, a fit without the option is the fit with the
+    option set to the new default, and no longer the fit of the old one: the engine keeps no value of its own."""
+    import dataclasses
+
+    X, y = _codes(n=300, a=6)
+    base = dict(structure="tan", param="extended", init="zeros", optimizer=optimizer, discretize=False)
+
+    def fit(options):
+        return BNClassifier(**base, optimizer_options=options or None).fit(X, y).predict_proba(X)
+
+    old = fit(extra)
+    np.testing.assert_array_equal(fit({**extra, key: declared_defaults(optimizer)[key]}), old)
+    comp = OPTIMIZERS[optimizer]
+    hps = tuple(dataclasses.replace(h, default=value) if h.name == key else h for h in comp.hyperparameters)
+    monkeypatch.setitem(OPTIMIZERS._items, optimizer, dataclasses.replace(comp, hyperparameters=hps))
+    assert declared_defaults(optimizer)[key] == value
+    new = fit(extra)
+    np.testing.assert_array_equal(new, fit({**extra, key: value}))
+    assert np.abs(new - old).max() > 1e-6
 
 
 def test_the_protocol_has_one_home():

@@ -178,6 +178,9 @@ def test_report_cli_end_to_end(tiny_run, tmp_path):
     assert "Report: tiny" in index
     line = next(l for l in index.splitlines() if l.startswith("Computed with: "))
     assert f"numpy {np.__version__}" in line and "not recorded" not in line
+    # the store and its config by the store's name, not by this machine's path
+    assert "Source: `x`, config `x/hydra/run/.hydra/config.yaml`." in index
+    assert str(tmp_path.parent) not in index and str(tiny_run) not in (out / "index.html").read_text()
 
     # command-line pairs override the config; tables only
     out2 = tmp_path / "rep2"
@@ -266,10 +269,10 @@ def test_report_with_a_supplement_counts_the_supplied_dataset(tiny_run, tmp_path
     per = pd.read_csv(out / "tables" / "per_dataset_zero_one_all.csv")
     assert "synth-extra" in per.to_string() and "0.9" in per[per.iloc[:, 0] == "synth-extra"].to_string()
     summary = pd.read_csv(out / "summary.csv")
-    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {str(tmp_path / "old.csv")}
+    assert set(summary.loc[summary.dataset == "synth-extra", "source"]) == {f"{tmp_path.name}/old.csv"}
     assert set(summary.loc[summary.dataset != "synth-extra", "source"]) == {"records"}
     index = (out / "index.md").read_text()
-    assert re.search(r"Supplied: 2 \(dataset, model\) means from \S+old\.csv, another run's", index)
+    assert re.search(r"Supplied: 2 \(dataset, model\) means from [\w\\-]+/old\.csv, another run's", index)
     assert "3 datasets" in index
     # a supplement of other data: one line, exit code 2, no report
     extra.assign(dataset="synth-nb", n_instances=7).to_csv(tmp_path / "bad.csv", index=False)
@@ -321,7 +324,7 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     ref = old.set_index(["dataset", "model"])
     assert sorted(summary.index) == sorted(ref.index)
     assert np.allclose(summary.loc[ref.index, "zero_one"], ref["zero_one"], rtol=1e-5)
-    assert set(summary.xs("NB", level="model")["source"]) == {str(tmp_path / "committed.csv")}
+    assert set(summary.xs("NB", level="model")["source"]) == {f"{tmp_path.name}/committed.csv"}
     assert set(summary.xs("TAN", level="model")["source"]) == {"records"}
     index = (out / "index.md").read_text()
     assert "2 models (1 with records)" in index and "NB (2 datasets)" in index
@@ -336,7 +339,7 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     assert report_main([str(tan_only), "--out", str(again), "--config", str(cfg), "--no-figures",
                         "--supplement", str(out / "summary.csv")]) == 0
     chained = pd.read_csv(again / "summary.csv").set_index(["dataset", "model"])
-    assert set(chained.xs("NB", level="model")["source"]) == {str(tmp_path / "committed.csv")}
+    assert set(chained.xs("NB", level="model")["source"]) == {f"{tmp_path.name}/committed.csv"}
     assert set(chained.xs("TAN", level="model")["source"]) == {"records"}
     tan_only_less = tmp_path / "tan_less"                 # TAN on one dataset from the records, one from `out`
     shutil.copytree(tan_only, tan_only_less)
@@ -344,9 +347,9 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     assert report_main([str(tan_only_less), "--out", str(tmp_path / "less"), "--config", str(cfg), "--no-figures",
                         "--supplement", str(out / "summary.csv")]) == 0
     less = pd.read_csv(tmp_path / "less" / "summary.csv").set_index(["dataset", "model"])["source"]
-    assert less.to_dict() == {("synth-nb", "TAN"): "records", ("synth-tree", "TAN"): str(out / "summary.csv"),
-                              ("synth-nb", "NB"): str(tmp_path / "committed.csv"),
-                              ("synth-tree", "NB"): str(tmp_path / "committed.csv")}
+    assert less.to_dict() == {("synth-nb", "TAN"): "records", ("synth-tree", "TAN"): "out/summary.csv",
+                              ("synth-nb", "NB"): f"{tmp_path.name}/committed.csv",
+                              ("synth-tree", "NB"): f"{tmp_path.name}/committed.csv"}
     # without the params column the supplement cannot say which model its NB is: left out, logged
     old[old.model == "NB"].drop(columns=["params"]).to_csv(tmp_path / "unnamed.csv", index=False)
     capsys.readouterr()
@@ -355,3 +358,18 @@ def test_a_run_of_one_model_and_a_supplement_give_the_whole_report(tiny_run, tmp
     err = capsys.readouterr().err
     assert "the supplement's models NB are not in the records and it does not name their parameters" in err
     assert "NB" in err.splitlines()[-1] and not (tmp_path / "o").exists()
+
+
+def test_a_report_shows_paths_relative_to_the_repository_or_the_store_never_absolute(tmp_path):
+    from bncbench.paths import REPO_ROOT
+    from bncbench.report.build import shown_path
+
+    store = tmp_path / "runs" / "zaidi_dbl"
+    assert shown_path(store, store) == "zaidi_dbl"
+    config = store / "hydra" / "run" / ".hydra" / "config.yaml"
+    assert shown_path(config, store) == "zaidi_dbl/hydra/run/.hydra/config.yaml"
+    assert shown_path(tmp_path / "elsewhere" / "summary.csv", store) == "elsewhere/summary.csv"
+    assert shown_path(REPO_ROOT / "conf" / "experiment" / "feelders.yaml", store) == "conf/experiment/feelders.yaml"
+    inside = REPO_ROOT / "results" / "quickstart"
+    assert shown_path(inside, inside) == "results/quickstart"
+    assert shown_path(inside / "hydra" / "config.yaml", inside) == "results/quickstart/hydra/config.yaml"

@@ -277,28 +277,12 @@ def test_only_selects_models_of_the_grid_by_label_with_the_same_keys():
         plan(base + ["only=[]"])
 
 
-def test_the_first_task_of_a_model_in_a_process_is_warmed_up_untimed_once(monkeypatch, tmp_path):
-    import bncbench.harness.model_specs as baselines
+def test_the_first_task_of_a_model_in_a_process_is_warmed_up_untimed_once(monkeypatch, tmp_path, recorded_fits):
     import bncbench.harness.runner as runner
 
-    fits = []
-    real = baselines.make_estimator
-
-    def counting(params, cards):
-        clf = real(params, cards)
-        fit = clf.fit
-
-        def fit_and_count(X, y):
-            fits.append((params["structure"], len(y)))
-            return fit(X, y)
-
-        clf.fit = fit_and_count
-        return clf
-
-    monkeypatch.setattr(baselines, "make_estimator", counting)
-    monkeypatch.setattr(runner, "_WARM", set())
     nb, tan = ModelSpec("NB", {"structure": "nb"}), ModelSpec("TAN", {"structure": "tan"})
     _run(tmp_path, models=[nb, tan], datasets=("synth-nb",), rounds=2)
+    fits = [(params["structure"], len(y)) for params, _, y in recorded_fits]
     n_train = [n for s, n in fits if n != runner.WARM_UP_ROWS]
     warm = [s for s, n in fits if n == runner.WARM_UP_ROWS]
     assert sorted(warm) == ["nb", "tan"]          # once per model and process, on 64 rows

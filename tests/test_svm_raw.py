@@ -64,3 +64,18 @@ def test_the_runner_gives_the_raw_features_to_an_svm_that_asks_for_them(features
     np.testing.assert_array_equal(rec.arrays["y_pred"], ref.predict(Z[test]))
     assert rec.missing_features["method"] == "knn_mean"
     assert rec.missing_features["rate"][0] == [pytest.approx(1 - rec.zero_one)] * 2  # k = 0: the plain rate
+
+
+@pytest.mark.parametrize("features", ["raw", "codes"])
+def test_the_untimed_warm_up_fits_on_the_timed_fits_own_inputs(recorded_fits, features):
+    import bncbench.harness.runner as runner
+
+    ds_spec = specs.resolve(["sklearn-wine"])[0]  # 13 numeric attributes: raw values differ from their codes
+    params = {"model": "svm_rbf", "grid": {"C": [1.0], "gamma": [0.5]}, "features": features}
+    rec = evaluate_task(Task(ds_spec, ModelSpec("SVM", params), 0, 1, Protocol(seed=0, rounds=1, folds=2)))
+    assert rec.status == "ok", rec.error
+    (_, warm_X, warm_y), (_, timed_X, timed_y) = recorded_fits[0], recorded_fits[-1]
+    assert len(warm_y) == runner.WARM_UP_ROWS and len(timed_y) > runner.WARM_UP_ROWS
+    np.testing.assert_array_equal(warm_X, timed_X[:runner.WARM_UP_ROWS])  # the same matrix, the same rows
+    np.testing.assert_array_equal(warm_y, timed_y[:runner.WARM_UP_ROWS])
+    assert (np.any(timed_X != np.round(timed_X))) == (features == "raw")  # raw: wine's real values, not codes

@@ -19,6 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bncbench.bn.flat import CODE_RANGE, offsets_of
+
 MAX_VALUES = 4096
 """Largest ``V`` (total attribute values): a ``V x V`` float32 and float64 matrix, 200 MB at 4,096."""
 MAX_MEAN_SQUARED_CARD = 32.0
@@ -78,11 +80,9 @@ def pair_counts_gram(X: np.ndarray, y: np.ndarray, cards: np.ndarray, n_classes:
     X = np.asarray(X, dtype=np.int64)
     y = np.asarray(y, dtype=np.int64)
     cards = np.asarray(cards, dtype=np.int64)
-    bad = ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
     if ((y < 0) | (y >= n_classes)).any():
-        raise bad
-    start = np.zeros(cards.size + 1, np.int64)
-    np.cumsum(cards, out=start[1:])
+        raise ValueError(CODE_RANGE)
+    start = offsets_of(cards)  # column of each attribute's first value in the one-hot encoding
     V = int(start[-1])
     out = np.zeros(int(offsets[-1]))
     with threadpool_limits(limits=1, user_api="blas"):  # the engine's default too; the machine may be shared
@@ -95,7 +95,7 @@ def pair_counts_gram(X: np.ndarray, y: np.ndarray, cards: np.ndarray, n_classes:
             for s in range(0, rows.size, CHUNK):  # every row once (in its class): checked and encoded by chunks
                 part = X[rows[s : s + CHUNK]]
                 if ((part < 0) | (part >= cards[None, :])).any():
-                    raise bad
+                    raise ValueError(CODE_RANGE)
                 part += start[:-1][None, :]  # column of each (row, attribute) in the one-hot encoding
                 O = np.zeros((part.shape[0], V), dtype=dtype)
                 np.put_along_axis(O, part, 1.0, axis=1)

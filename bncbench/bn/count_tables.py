@@ -38,6 +38,7 @@ import numba
 import numpy as np
 
 from bncbench.bn.counts import find_sorted, mixed_radix
+from bncbench.bn.flat import offsets_of
 from bncbench.errors import BNCBenchError
 
 if TYPE_CHECKING:
@@ -258,8 +259,7 @@ class CountTables:
             return {}
         child, par, npar, pcard = _factor_arrays(self.structure, self.cards, chosen)
         card = self.cards[chosen].astype(np.int64)
-        offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
+        offsets = offsets_of(sizes)
         counts = _count_factors(X, y, Y, child, card, par, npar, pcard, offsets)
         return {i: counts[offsets[j] : offsets[j + 1]] for j, i in enumerate(chosen)}
 

@@ -13,6 +13,8 @@ from typing import Sequence
 import numba
 import numpy as np
 
+from bncbench.bn.flat import CODE_RANGE, offsets_of
+
 
 def _xlogx_sum(counts: np.ndarray) -> float:
     c = counts[counts > 0]
@@ -74,9 +76,7 @@ def _class_joint_counts(X, y, cards, n_classes: int):
     cards = np.asarray(cards, dtype=np.int64)
     if X.shape[0] == 0 or cards.shape != (X.shape[1],):
         return None
-    sizes = cards * int(n_classes)
-    offsets = np.zeros(X.shape[1] + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    offsets = offsets_of(cards * int(n_classes))
     counts, ok = _attribute_class_counts(X, y, cards, int(n_classes), offsets)
     if not ok:
         return None
@@ -188,7 +188,7 @@ def _blocked_pair_counts(X, y, cards, n_classes: int, offsets, pairs):
                 return None
     bc = np.zeros(pos, dtype=np.int32)
     if not _block_pair_counts(X, y, cards, n_classes, bfirst, bsize, bcard, boff, bc):
-        raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+        raise ValueError(CODE_RANGE)
     out = np.empty(offsets[-1], dtype=np.int64)
     for k, (i, j) in enumerate(pairs):
         bi, bj = i // 2, j // 2
@@ -240,9 +240,7 @@ def pair_class_counts(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.nd
     cards = np.asarray(cards, dtype=np.int64)
     N, n = X.shape
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    sizes = np.array([cards[i] * cards[j] * n_classes for i, j in pairs], dtype=np.int64)
-    offsets = np.zeros(len(pairs) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
+    offsets = offsets_of([cards[i] * cards[j] * n_classes for i, j in pairs])
     from bncbench.bn import cmi_gram  # per-class Gram matrices of one-hot codes (BLAS) where they are small: same counts
 
     if N and cmi_gram.fits(cards):
@@ -252,7 +250,7 @@ def pair_class_counts(X: np.ndarray, y: np.ndarray, cards: Sequence[int] | np.nd
         # int32 counters keep the whole set of pair tables small enough for the L1/L2 caches
         counts = np.zeros(offsets[-1], dtype=np.int32 if N < 2**31 - 1 else np.int64)
         if not _pair_counts(X, y, cards, int(n_classes), offsets, counts):
-            raise ValueError("conditional mutual information needs codes in [0, card) and classes in [0, n_classes)")
+            raise ValueError(CODE_RANGE)
     return pairs, offsets, counts.astype(float)
 
 

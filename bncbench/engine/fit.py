@@ -21,7 +21,7 @@ from bncbench.components import INITS, OBJECTIVES, PARAMETERIZATIONS
 from bncbench.engine import Data, Layout, Problem, make_map, optimize, tuning, validation
 from bncbench.engine.composite import CompositeLayout
 from bncbench.engine.inits import make_init
-from bncbench.engine.optim import ENGINE_KEYS
+from bncbench.engine.optim import ENGINE_KEYS, option_value
 from bncbench.engine.problem import REG_SCALES
 from bncbench.engine.row_table import design_of
 from bncbench.engine.subset_layout import SubsetLayout
@@ -265,9 +265,10 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
         held = held_design = held_y = None
         if opts.get("validation_fraction") is not None:
             train, held = validation.split(y_codes, float(opts["validation_fraction"]),
-                                            int(opts.get("validation_seed") or 0))
-            if opts.get("validation_start") not in (None, validation.STARTS[0]):  # the start counted on `train` only
-                scorer = validation.start_scorer(scorer, codes, y_codes, train, opts["validation_start"])
+                                            int(option_value(optimizer, opts, "validation_seed")))
+            start = option_value(optimizer, opts, "validation_start")
+            if start != validation.STARTS[0]:  # the start counted on `train` only
+                scorer = validation.start_scorer(scorer, codes, y_codes, train, start)
                 layout, gen, cols = factor_layout(scorer, codes, param)
                 sub = codes if cols is None else codes[:, cols]
             sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
@@ -279,7 +280,8 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
                              reg_scale=reg_scale, objective=objective, _shared=_shared, **engine, **hyperparameters)
     if held is not None:
-        problem.monitor = validation.Validation(pmap, held_design, held_y, int(opts.get("patience") or 10))
+        patience = int(option_value(optimizer, opts, "patience"))
+        problem.monitor = validation.Validation(pmap, held_design, held_y, patience)
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
     model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
     model.base = scorer  # the generative estimate it started from

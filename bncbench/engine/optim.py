@@ -77,9 +77,10 @@ from scipy.optimize import minimize, minimize_scalar
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
-from bncbench.engine import checkpoint, lbfgsb
+from bncbench.engine import checkpoint, lbfgsb, nash
 from bncbench.engine.problem import Problem
 from bncbench.engine.validation import KEYS as VALIDATION_KEYS
+from bncbench.engine.validation import STARTS as VALIDATION_STARTS
 from bncbench.engine.validation import EarlyStop
 from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer, options
@@ -234,7 +235,7 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     BNCBenchError
         If an option or the stop rule is unknown, or ``maxiter`` is negative.
     """
-    s = _settings(opts, {"history": None, "maxfun": None, "uniform_offset": None, "maxls": 40})  # history: declared
+    s = _settings(opts, {"history": None, "maxfun": None, "uniform_offset": None, "maxls": None})  # declared
     tr = Tracer(problem)
     fg = _offset(problem) if s["uniform_offset"] else problem.fg
     f0, _ = fg(x0)
@@ -500,7 +501,7 @@ def sgd(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
     method = o.pop("method")  # method, lr, batch_size, seed, maxiter: declared in the registration
     if method not in ("adagrad", "sgd"):
         raise BNCBenchError(f"unknown sgd method {method!r}; choose adagrad or sgd")
-    s = _settings(o, {"lr": None, "batch_size": None, "seed": None, "eps": 1e-8})
+    s = _settings(o, {"lr": None, "batch_size": None, "seed": None, "eps": None})
     s["ftol"] = float(o.get("ftol", 0.0))
     data = problem.cll.data
     rng = np.random.default_rng(int(s["seed"]))
@@ -532,35 +533,69 @@ def sgd(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray
 
 
 
-def _option(name, typ, constraints, doc):
-    return Hyperparameter(name, None, [*constraints, None], doc, typ)
+def _option(name, typ, constraints, doc, engine_default=None):
+    """An option, default None; ``engine_default``: its default, applied by the engine and left out of configs
+    (:attr:`bncbench.registry.Hyperparameter.engine_default`)."""
+    h = Hyperparameter(name, None, [*constraints, None], doc, typ)
+    return h if engine_default is None else dataclasses.replace(h, default=engine_default, engine_default=True)
 
 
-def _defaults(options: tuple, **values) -> tuple:
+def _defaults(options: tuple, engine: bool = False, **values) -> tuple:
     """``options`` with the given defaults: one optimizer's own (the registry is their one home; the
-    optimizers read them from there, :func:`declared_defaults`)."""
+    optimizers read them from there, :func:`declared_defaults`); ``engine``: defaults the engine applies,
+    left out of configs and task keys (:attr:`bncbench.registry.Hyperparameter.engine_default`)."""
     unknown = set(values) - {h.name for h in options}
     assert not unknown, f"no such options: {unknown}"
-    return tuple(dataclasses.replace(h, default=values[h.name]) if h.name in values else h for h in options)
+    return tuple(dataclasses.replace(h, default=values[h.name], engine_default=engine or h.engine_default)
+                 if h.name in values else h for h in options)
 
 
-def declared_defaults(name: str) -> dict:
-    """The options optimizer ``name`` declares with a default other than None.
+def declared_defaults(name: str, engine: bool = True) -> dict:
+    """The options optimizer ``name`` declares with a default other than None: what it runs with.
 
-    :func:`optimize` hands the optimizer these, overridden by the options given; a plain
-    ``conf/optimizer/<name>.yaml`` states none of them (its typed schema carries them).
+    :func:`optimize` hands the optimizer these, overridden by the options given (``patience``,
+    ``validation_seed`` and ``validation_start`` are read by :func:`bncbench.engine.fit.fit_ccbn`
+    through :func:`option_value`).
 
     Parameters
     ----------
     name : str
         A name registered in :data:`bncbench.components.OPTIMIZERS`.
+    engine : bool, default=True
+        False: without the defaults the engine applies itself (``engine_default``: ``maxls``,
+        ``patience``, ``blas_threads``, Nash's tolerances, ...), that is, those the optimizer's typed
+        schema carries into a composed option (a model's ``optimizer_options``, and so its task key,
+        holds an engine default only where a config states it). A plain
+        ``conf/optimizer/<name>.yaml`` states none of them.
 
     Returns
     -------
     dict
         ``{option: default}`` in declaration order.
     """
-    return {h.name: h.default for h in OPTIMIZERS[name].hyperparameters if h.default is not None}
+    return {h.name: h.default for h in OPTIMIZERS[name].hyperparameters
+            if h.default is not None and (engine or not h.engine_default)}
+
+
+def option_value(name: str, options: dict | None, key: str):
+    """Option ``key`` of optimizer ``name``: as given in ``options`` unless None, else its declared default.
+
+    Parameters
+    ----------
+    name : str
+        A name registered in :data:`bncbench.components.OPTIMIZERS`.
+    options : dict or None
+        The options given.
+    key : str
+        One of the optimizer's options.
+
+    Returns
+    -------
+    object
+        The value (None when neither given nor declared).
+    """
+    value = (options or {}).get(key)
+    return declared_defaults(name).get(key) if value is None else value
 
 
 _COMMON = (
@@ -568,7 +603,8 @@ _COMMON = (
     _option("ftol", float, [finite(0.0)], "relative-reduction tolerance (overrides the preset)"),
     _option("gtol", float, [finite(0.0)], "gradient max-norm tolerance (overrides the preset)"),
     _option("maxiter", int, [integer(0)], "iteration limit (sgd: epochs)"),
-    _option("blas_threads", int, [integer(1)], "BLAS threads while optimizing (default 1)"),
+    _option("blas_threads", int, [integer(1)], "BLAS threads while optimizing (None from Python: the process's "
+            "setting)", engine_default=1),
     _option("backend", str, [options(("numba", "scipy"))], "loss backend (speed only)"),
     _option("compress", bool, [bool], "merge identical training rows (speed only; default true)"),
     _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
@@ -577,12 +613,12 @@ _COMMON = (
     _option("validation_fraction", float, [Interval(Real, 0, 1, closed="neither")],
             "early stopping: hold out this stratified fraction of the training rows and return the iterate of "
             "lowest held-out error (off by default)"),
-    _option("patience", int, [integer(1)], "early stopping: iterations after the best one before stopping "
-            "(default 10)"),
-    _option("validation_seed", int, [integer(0)], "early stopping: seed of the held-out split (default 0)"),
-    _option("validation_start", str, [options(("all", "training_part"))], "early stopping: count the generative "
-            "start on all the training rows (default 'all') or on the training part only ('training_part': "
-            "the held-out rows shape nothing but the stop)"),
+    _option("patience", int, [integer(1)], "early stopping: iterations after the best one before stopping",
+            engine_default=10),
+    _option("validation_seed", int, [integer(0)], "early stopping: seed of the held-out split", engine_default=0),
+    _option("validation_start", str, [options(VALIDATION_STARTS)], "early stopping: count the generative "
+            "start on all the training rows ('all') or on the training part only ('training_part': "
+            "the held-out rows shape nothing but the stop)", engine_default=VALIDATION_STARTS[0]),
     _option("grid", Any, [dict], "hyperparameters of the chosen components chosen on the held-out part: "
             "{name: [values]}, one early-stopped fit per point, the lowest held-out error kept (needs "
             "validation_fraction; bncbench/engine/tuning.py)"),
@@ -590,8 +626,8 @@ _COMMON = (
 OPTIMIZERS.register("lbfgs", label="", hyperparameters=_defaults((
     *_COMMON, _option("history", int, [integer(1)], "L-BFGS memory"),
     _option("maxfun", int, [integer(1)], "evaluation limit (default 20 maxiter)"),
-    _option("maxls", int, [integer(1)], "line-search steps per iteration (default 40; L-BFGS-B 3.0's "
-            "Fortran, which the EBNC code runs, stops at 20)"),
+    _option("maxls", int, [integer(1)], "line-search steps per iteration (L-BFGS-B 3.0's Fortran, which "
+            "the EBNC code runs, stops at 20)", engine_default=40),
     _option("uniform_offset", bool, [bool], "stop on NLL - N ln nc, the EBNC code's objective (changes only the "
             "relative stopping test; default false)")), stop="ebnc", history=10))(lbfgs)
 OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_defaults(_COMMON, stop="ebnc"))(cg)
@@ -604,7 +640,7 @@ OPTIMIZERS.register("sgd", label=" [SGD]", hyperparameters=_defaults((
     _option("lr", float, [finite(0.0)], "learning rate"),
     _option("batch_size", int, [integer(1)], "minibatch size"),
     _option("seed", int, [integer(0)], "shuffling seed"),
-    _option("eps", float, [finite(0.0)], "AdaGrad's epsilon (default 1e-8)")),
+    _option("eps", float, [finite(0.0)], "AdaGrad's epsilon", engine_default=1e-8)),
     method="adagrad", lr=0.1, batch_size=256, maxiter=20, seed=0))(sgd)
 
 
@@ -612,7 +648,7 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
              options: dict[str, Any] | None = None) -> tuple[np.ndarray, list[dict], int]:
     """Run optimizer ``name`` from ``x0``; returns ``(x, trace, n_iter)``.
 
-    ``options["blas_threads"]`` (default 1) limits the BLAS threads for the
+    ``options["blas_threads"]`` (declared default 1) limits the BLAS threads for the
     duration (see the module docstring); the other options go to the optimizer.
 
     Parameters
@@ -644,7 +680,7 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
     """
     run = OPTIMIZERS[name].obj
     opts = {**declared_defaults(name), **(options or {})}
-    threads = opts.pop("blas_threads", 1)
+    threads = opts.pop("blas_threads")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
                                 or threads < 1):
         raise BNCBenchError(f"blas_threads must be a positive integer or None, got {threads!r}")
@@ -665,11 +701,9 @@ def optimize(name: str, problem: Problem, x0: np.ndarray,
 
 def _nash_settings(problem: Problem, opts: dict | None, known: dict) -> tuple[dict, float, float]:
     """Options of the Nash optimizers (R's defaults where absent) and the evaluation costs."""
-    from bncbench.engine import nash
-
     o = dict(opts or {})
     costs = o.pop("flop_costs", None)
-    s = {"maxiter": nash.MAXIT, "reltol": nash.RELTOL, "abstol": nash.ABSTOL, **known}
+    s = {"maxiter": None, "reltol": None, "abstol": None, **known}  # declared in the registrations
     for k in list(o):
         v = o.pop(k)
         if k in ENGINE_KEYS or k in VALIDATION_KEYS:
@@ -737,9 +771,7 @@ def cg_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.nda
     BNCBenchError
         If an option is unknown or out of range.
     """
-    from bncbench.engine import nash
-
-    s, cc, cg_ = _nash_settings(problem, opts, {"cg_type": 2, "parabola": "r"})
+    s, cc, cg_ = _nash_settings(problem, opts, {"cg_type": None, "parabola": None})  # declared
     return _nash_run(nash.cgmin, problem, x0, s, cc, cg_, type=int(s["cg_type"]), parabola=s["parabola"])
 
 
@@ -777,8 +809,6 @@ def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.n
         If an option is unknown or out of range, or the problem has more than ``max_params``
         parameters.
     """
-    from bncbench.engine import nash
-
     s, cc, cg_ = _nash_settings(problem, opts, {"max_params": None})  # declared in the registration
     if x0.size > int(s["max_params"]):
         raise BNCBenchError(f"bfgs_nash stores a dense {x0.size}x{x0.size} inverse Hessian (its lower triangle), "
@@ -789,18 +819,20 @@ def bfgs_nash(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.n
 _ENGINE_OPTIONS = tuple(h for h in _COMMON if h.name in (*ENGINE_KEYS, *VALIDATION_KEYS, "blas_threads", "maxiter",
                                                          "grid"))
 _NASH = (
-    _option("reltol", float, [finite(0.0)], "R's reltol (default sqrt(eps))"),
-    _option("abstol", float, [Interval(Real, None, None, closed="neither")], "R's abstol (default -inf)"),
+    _option("reltol", float, [finite(0.0)], "R's reltol (sqrt(eps))", engine_default=nash.RELTOL),
+    _option("abstol", float, [Interval(Real, None, None, closed="both")], "R's abstol (-inf: none)",
+            engine_default=nash.ABSTOL),
     _option("flop_costs", Any, [callable, tuple, list], "(cost_CLL, cost_grad) or a callable problem -> them, "
             "for the trace's flops (default: the parameter map's flop_costs, else 0)"),
 )
+_NASH_MAXITER = _defaults(_ENGINE_OPTIONS, engine=True, maxiter=nash.MAXIT)  # R's maxit
 OPTIMIZERS.register("cg_nash", label=" [CG-Nash]", hyperparameters=(
-    *_ENGINE_OPTIONS, *_NASH, _option("cg_type", int, [integer(1, 3)], "1 Fletcher-Reeves, 2 Polak-Ribiere "
-                                      "(default), 3 Beale-Sorenson"),
-    _option("parabola", str, [options(("r", "nash"))], "r: R's parabola step (half the acceptable step, "
-            "default); nash: through the search's starting value")))(cg_nash)
+    *_NASH_MAXITER, *_NASH, _option("cg_type", int, [integer(1, 3)], "1 Fletcher-Reeves, 2 Polak-Ribiere, "
+                                    "3 Beale-Sorenson", engine_default=2),
+    _option("parabola", str, [options(("r", "nash"))], "r: R's parabola step (half the acceptable step); nash: "
+            "through the search's starting value", engine_default="r")))(cg_nash)
 OPTIMIZERS.register("bfgs_nash", label=" [BFGS-Nash]", hyperparameters=_defaults((
-    *_ENGINE_OPTIONS, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems")),
+    *_NASH_MAXITER, *_NASH, _option("max_params", int, [integer(1)], "refuse larger problems")),
     max_params=10000))(bfgs_nash)
 
 

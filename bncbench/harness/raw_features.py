@@ -54,3 +54,26 @@ def raw_matrix(X: pd.DataFrame, codes: np.ndarray) -> np.ndarray:
     if numeric:
         out[:, numeric] = X.iloc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
     return out
+
+
+def model_matrix(clf, X: pd.DataFrame, codes: np.ndarray) -> np.ndarray:
+    """The matrix a model is fitted on and scored with: the raw features if it asks for them, else the codes.
+
+    The one place that chooses a model's inputs: the runner's untimed warm-up fit, its timed fit, its
+    predictions and the features removed at test time all take their rows from this matrix.
+
+    Parameters
+    ----------
+    clf : estimator
+        The model (:func:`reads_raw` decides).
+    X : pandas.DataFrame
+        The dataset's typed table (see :func:`raw_matrix`).
+    codes : ndarray of shape (n, d)
+        The same rows' discretized codes.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+        :func:`raw_matrix` of ``X`` and ``codes`` for a model that reads raw features, else ``codes`` itself.
+    """
+    return raw_matrix(X, codes) if reads_raw(clf) else codes

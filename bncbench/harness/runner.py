@@ -143,6 +143,9 @@ WARM_UP_ROWS = 64
 def _warm_up(params: dict, cards, X: np.ndarray, y: np.ndarray) -> None:
     """Fit and predict a model once, untimed, on a few rows, the first time this process meets it.
 
+    ``X`` and ``y`` are the timed fit's own training inputs (its rows of
+    :func:`bncbench.harness.raw_features.model_matrix`), of which the first :data:`WARM_UP_ROWS` are used.
+
     The first fit in a process loads (or compiles) the numba kernels of its components, which
     takes up to a second or so: without this, the first task of every worker would carry that
     cost in its ``train_time`` and ``test_time``. Any exception is ignored (the timed fit reports
@@ -207,10 +210,10 @@ def evaluate_task(task: Task) -> TaskRecord:
 
         params = dataset_values(task.model.params, ds.meta)  # hyperparameters that are the dataset's facts
         cards = model_cardinalities(task.model.params, cards, ds.missing_mask)  # missing="first_value": no missing code
-        with checkpoint.suspended():  # the task's checkpoints are its timed fit's
-            _warm_up(params, cards, codes[train], ds.y[train])
         clf = make_estimator(params, cards)
-        X = raw_features.raw_matrix(ds.X, codes) if raw_features.reads_raw(clf) else codes  # the SVM's raw features
+        X = raw_features.model_matrix(clf, ds.X, codes)  # codes, or the raw features of a model that asks for them
+        with checkpoint.suspended():  # the task's checkpoints are its timed fit's
+            _warm_up(params, cards, X[train], ds.y[train])  # the very inputs of the timed fit
         t0 = time.perf_counter()
         clf.fit(X[train], ds.y[train])
         t1 = time.perf_counter()

@@ -125,6 +125,37 @@ def _render_figure(out: str, rel_base: str, fn: str, args, kwargs) -> list[str]:
     return [str(p) for p in F.save(fig, Path(out) / rel_base)]
 
 
+def shown_path(path: str | os.PathLike, results_dir: str | os.PathLike) -> str:
+    """How a report names a file or directory it was built from: never by a machine's absolute path.
+
+    A path inside the repository (:data:`bncbench.paths.REPO_ROOT`) is shown relative to it
+    (``conf/experiment/feelders.yaml``, ``results/quickstart``); one inside the results directory
+    relative to that directory's parent, that is, from the store's name on (``zaidi_dbl``,
+    ``zaidi_dbl/hydra/run/.hydra/config.yaml``); any other by its directory's name and its own
+    (``old_run/summary.csv``). Relative paths are taken from the working directory.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The path to show.
+    results_dir : str or os.PathLike
+        The report's results directory (the store).
+
+    Returns
+    -------
+    str
+        A POSIX path with no machine prefix.
+    """
+    from bncbench.paths import REPO_ROOT
+
+    p, store, repo = Path(path).resolve(), Path(results_dir).resolve(), REPO_ROOT.resolve()
+    if p.is_relative_to(repo) and p != repo:
+        return p.relative_to(repo).as_posix()
+    if p.is_relative_to(store):
+        return (Path(store.name) / p.relative_to(store)).as_posix()
+    return (Path(p.parent.name) / p.name).as_posix()
+
+
 def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None, *,
                 overrides: dict | None = None, log: Callable[[str], None] | None = None) -> Report:
     """Tables, figures and index of the experiment in ``results_dir``; returns what was written.
@@ -196,7 +227,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     supplement = overrides.pop("supplement", None)
     if supplement:
         sup = read_supplement(supplement)
-        summary, unknown = supplement_summary(summary, sup, str(supplement))
+        summary, unknown = supplement_summary(summary, sup, shown_path(supplement, results_dir))
         mixed = rounded_mixes(sup, summary)
         if mixed:
             log(f"bncbench: report: the supplement's means have 6 significant digits (a summary.csv written before "
@@ -209,9 +240,10 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
         missing = [m for m in overrides["models"] if m not in set(summary["model"])]
         if missing:
             raise BNCBenchError(f"model(s) not in the results: {', '.join(missing)}")
-    return report_from_frames(records, summary, out, section=section, name=name, overrides=overrides,
-                              source=f"`{results_dir}`, config `{cfg_path if cfg_path else 'none (defaults)'}`"
-                                     + (f", supplement `{supplement}`" if supplement else ""),
+    source = (f"`{shown_path(results_dir, results_dir)}`, config "
+              f"`{shown_path(cfg_path, results_dir) if cfg_path else 'none (defaults)'}`"
+              + (f", supplement `{shown_path(supplement, results_dir)}`" if supplement else ""))
+    return report_from_frames(records, summary, out, section=section, name=name, overrides=overrides, source=source,
                               log=log, t0=t0)
 
 
