@@ -28,6 +28,7 @@ Usage::
 
     BNCBENCH_DATA_DIR=../shared/datasets/uci python benchmarks/bench_ebnc.py [--repeats 5]
     EBNC_JAVA="java -cp ..." python benchmarks/bench_ebnc.py --java --datasets connect-4 --repeats 3
+    EBNC_JAVA="java -cp ..." python benchmarks/bench_ebnc.py --java --datasets connect-4 --structures TAN KDB1 --params MAP
 """
 
 from __future__ import annotations
@@ -134,8 +135,8 @@ def main_java(args):
         for name in args.datasets:
             X, y, cards = codes_of(name)
             arff = arff_of(name, tmp)
-            for s in STRUCTURES:
-                for tag in PARAMS:
+            for s in args.structures:
+                for tag in args.params:
                     clf, w, c = time_fit(s, tag, cards, X, y, args.repeats)
                     jw, jc = java_time(arff, s, tag, args.repeats)
                     c = 1e3 * c
@@ -154,6 +155,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--java", action="store_true", help="time their code in the same run (EBNC_JAVA)")
     ap.add_argument("--datasets", nargs="+", default=["vote", "tic-tac-toe"])
+    ap.add_argument("--structures", nargs="+", choices=list(STRUCTURES), default=list(STRUCTURES))
+    ap.add_argument("--params", nargs="+", choices=list(PARAMS), default=list(PARAMS))
     args = ap.parse_args(argv)
     if args.java:
         return main_java(args)
@@ -161,8 +164,8 @@ def main(argv=None):
     rows = []
     for name in ("vote", "tic-tac-toe"):
         X, y, cards = codes_of(name)
-        for s in STRUCTURES:
-            for tag in PARAMS:
+        for s in args.structures:
+            for tag in args.params:
                 clf, w, c = time_fit(s, tag, cards, X, y, args.repeats)
                 theirs = runs[(runs.name == name) & (runs.options == f"{STRUCTURES[s][0]} -P {tag} -V")].iloc[0]
                 rows.append(dict(dataset=name, model=f"{s} {tag}", ebnc_ms=theirs.train_ms, ours_wall_ms=1e3 * w,
