@@ -65,7 +65,9 @@ def split(y: np.ndarray, fraction: float, seed: int = 0) -> tuple[np.ndarray, np
     held = np.sort(order[rank < np.repeat(take, counts)])
     if held.size == 0:
         raise BNCBenchError(f"validation_fraction {fraction} of {y.size} training rows holds out none")
-    return np.setdiff1d(np.arange(y.size), held), held
+    keep = np.ones(y.size, dtype=bool)
+    keep[held] = False
+    return np.flatnonzero(keep), held  # np.setdiff1d(np.arange(y.size), held), without its sort
 
 
 class Validation:
