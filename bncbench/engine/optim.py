@@ -68,12 +68,14 @@ import contextlib
 import dataclasses
 import sys
 import time
+import warnings
 from typing import Any
 
 from numbers import Real
 
 import numpy as np
-from scipy.optimize import minimize, minimize_scalar
+from scipy.optimize import OptimizeResult, minimize, minimize_scalar
+from scipy.optimize import _linesearch  # scipy's line searches, which its CG runs (see _polak_ribiere)
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
@@ -360,11 +362,6 @@ def _polak_ribiere(fg, x0: np.ndarray, maxiter: int, gtol: float, callback) -> n
     ndarray of shape (n,)
         The last iterate.
     """
-    import warnings
-
-    from scipy.optimize import OptimizeResult
-    from scipy.optimize._linesearch import LineSearchWarning, line_search_wolfe1, line_search_wolfe2
-
     def f(x):
         return fg(x)[0]
 
@@ -395,14 +392,14 @@ def _polak_ribiere(fg, x0: np.ndarray, maxiter: int, gtol: float, callback) -> n
             _, _, p1, g1, gn1 = cached
             return gn1 <= gtol or np.dot(p1, g1) <= -sigma_3 * np.dot(g1, g1)
 
-        ret = line_search_wolfe1(f, fprime, xk, pk, gfk, old_fval, old_old_fval, c1=1e-4, c2=0.4, amin=1e-100,
+        ret = _linesearch.line_search_wolfe1(f, fprime, xk, pk, gfk, old_fval, old_old_fval, c1=1e-4, c2=0.4, amin=1e-100,
                                  amax=1e100)
         if ret[0] is not None and not descent(ret[0], xk + ret[0] * pk, ret[3], ret[5]):
             ret = (None,)
         if ret[0] is None:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LineSearchWarning)
-                ret = line_search_wolfe2(f, fprime, xk, pk, gfk, old_fval, old_old_fval, c1=1e-4, c2=0.4,
+                warnings.simplefilter("ignore", _linesearch.LineSearchWarning)
+                ret = _linesearch.line_search_wolfe2(f, fprime, xk, pk, gfk, old_fval, old_old_fval, c1=1e-4, c2=0.4,
                                          amax=1e100, extra_condition=descent)
         if ret[0] is None:
             break  # the line search failed (scipy's warnflag 2)
