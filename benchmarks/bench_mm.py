@@ -26,13 +26,16 @@ MM = {"param": "extended", "objective": "margin", "optimizer": "cg", "margin_lam
 ES = {"validation_fraction": 0.2, "patience": 10}
 
 
-def usps_codes(rows: int | None):
+def usps_codes(rows: int | None, raw: bool = False):
     """USPS's given split (its first ``rows`` training rows, stratified), discretized on the training part.
+
+    With ``raw``, also the same rows' raw (continuous) features, what the paper's SVM reads
+    (:func:`bncbench.harness.raw_features.raw_matrix`).
 
     Returns
     -------
     Xtr, Xte, ytr, yte, cards
-        Training and test codes, their classes, the attribute cardinalities.
+        Training and test codes, their classes, the attribute cardinalities; with ``raw``, then ``Rtr, Rte``.
     """
     from sklearn.model_selection import train_test_split
 
@@ -46,7 +49,12 @@ def usps_codes(rows: int | None):
     if rows is not None and rows < tr.size:
         tr, _ = train_test_split(tr, train_size=rows, stratify=y[tr], random_state=0)
     disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
-    return disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), y[tr], y[te], disc.cardinalities_
+    out = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), y[tr], y[te], disc.cardinalities_
+    if not raw:
+        return out
+    from bncbench.harness.raw_features import raw_matrix
+
+    return (*out, raw_matrix(ds.X.iloc[tr], out[0]), raw_matrix(ds.X.iloc[te], out[1]))
 
 
 def part1(rows: int | None) -> None:

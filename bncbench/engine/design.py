@@ -124,6 +124,8 @@ class Layout:
         used = [[np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
         for fi, f in enumerate(factors):
             used[fi][-1][:] = True
+            if len(f.levels) == 1:  # no parents: the one level is the last, marked already
+                continue
             for lev, pos, _ in self._resolve(f, codes):
                 used[fi][lev][pos] = True
         # assign rows: trained blocks first, then untrained prefix blocks
@@ -205,8 +207,17 @@ class Layout:
         N = codes.shape[0]
         idx = np.full((N, self.n_factors), -1, dtype=dtype)
         idx[:, 0] = 0
+        flat = [fi for fi, f in enumerate(self.tables.factors) if len(f.levels) == 1]
+        if flat:  # factors without parents (all of NB's): the value's row in the one block, every such column at once
+            fs = [self.tables.factors[fi] for fi in flat]
+            x = codes[:, [f.child for f in fs]].astype(np.int64, copy=False)
+            first = np.array([self.block_row[fi][0][0] if f.levels[0].n_keys else -1 for fi, f in zip(flat, fs)],
+                             dtype=np.int64)
+            ok = (x >= 0) & (x < np.array([f.card for f in fs], dtype=np.int64)) & (first >= 0)
+            idx[:, np.asarray(flat) + 1] = np.where(ok, first + x, -1)
         for fi in range(self.n_attributes):
-            self._fill_rows(fi, codes, idx[:, fi + 1])
+            if len(self.tables.factors[fi].levels) > 1:
+                self._fill_rows(fi, codes, idx[:, fi + 1])
         return idx
 
     def factor_rows(self, fi: int, codes: np.ndarray) -> np.ndarray:

@@ -119,7 +119,10 @@ def component_values(param: str, init: str, objective: str, hyperparameters: dic
     own = pcomp.info.get("own", ())
     out = {"param": {k: v for k, v in pcomp.params(hyperparameters).items() if k in own},
            "init": icomp.params(hyperparameters), "objective": ocomp.params(hyperparameters)}
-    unknown = sorted(set(hyperparameters) - set(union((PARAMETERIZATIONS, INITS, OBJECTIVES))))
+    known = {h.name for comp in (pcomp, icomp, ocomp) for h in comp.hyperparameters}
+    unknown = sorted(set(hyperparameters) - known)  # the union of every component's is needed only then
+    if unknown:
+        unknown = sorted(set(unknown) - set(union((PARAMETERIZATIONS, INITS, OBJECTIVES))))
     if unknown:
         raise BNCBenchError(f"unknown hyperparameter(s) {', '.join(map(repr, unknown))} for param {param!r}, "
                             f"init {init!r} and objective {objective!r}")

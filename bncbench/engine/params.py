@@ -41,6 +41,25 @@ if TYPE_CHECKING:
     from bncbench.engine.composite import CompositeLayout
 
 
+
+def same_point(a: np.ndarray, b: np.ndarray) -> bool:
+    """``np.array_equal(a, b)`` for two parameter vectors, cheaper: a point differs from a cached one mostly in its
+    first entry, which is compared before the whole (the caches of the maps and of ``Problem`` ask several times
+    per evaluation).
+
+    Parameters
+    ----------
+    a, b : ndarray of shape (n,)
+        Parameter vectors.
+
+    Returns
+    -------
+    bool
+        Same shape and equal entries (NaN unequal, as ``np.array_equal``).
+    """
+    return a.shape == b.shape and (a.size == 0 or (a.flat[0] == b.flat[0] and bool((a == b).all())))
+
+
 class ParamMap:
     """Base class. ``gen`` is the generative log theta of every row (n_rows, Y).
 
@@ -433,7 +452,7 @@ class Extended(ParamMap):
         the validation's ``phi_full`` ask for it at the same point (do not modify the result)."""
         cache = self.__dict__.setdefault("_map_cache", [])
         for xc, m in cache:
-            if np.array_equal(xc, x):
+            if same_point(xc, x):
                 return m
         m = self._map(x.reshape(self.nt, self.Y), self._st, self._bid)
         cache.append((np.array(x, copy=True), m))

@@ -65,7 +65,9 @@ def split(y: np.ndarray, fraction: float, seed: int = 0) -> tuple[np.ndarray, np
     held = np.sort(order[rank < np.repeat(take, counts)])
     if held.size == 0:
         raise BNCBenchError(f"validation_fraction {fraction} of {y.size} training rows holds out none")
-    return np.setdiff1d(np.arange(y.size), held), held
+    keep = np.ones(y.size, dtype=bool)
+    keep[held] = False
+    return np.flatnonzero(keep), held  # np.setdiff1d(np.arange(y.size), held), without its sort
 
 
 class Validation:
@@ -95,6 +97,7 @@ class Validation:
         self.y = np.asarray(y, dtype=np.int64)
         self.patience = int(patience)
         self.best_x, self.best_iter, self._best, self._seen = None, 0, None, 0
+        self._rows = np.arange(self.y.size)
 
     def __call__(self, x: np.ndarray) -> dict:
         """The held-out error and NLL at ``x``; updates the best iterate.
@@ -110,9 +113,9 @@ class Validation:
             ``{"val_error": ..., "val_nll": ...}``.
         """
         S = self.design.scores(self.pmap.phi_full(x))
-        rows = np.arange(self.y.size)
-        err = float(np.mean(np.argmax(S, axis=1) != self.y))
-        nll = float((logsumexp_rows(S) - S[rows, self.y]).sum())
+        # the error rate as np.mean computes it (an exact integer sum over the rows, divided by their number)
+        err = float(np.count_nonzero(np.argmax(S, axis=1) != self.y) / self.y.size)
+        nll = float((logsumexp_rows(S) - S[self._rows, self.y]).sum())
         k = self._seen
         self._seen += 1
         if self._best is None or (err, nll) < self._best:

@@ -82,6 +82,17 @@ def _class_codes(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(y, return_inverse=True)
 
 
+def _integer_array(a, ndim: int) -> bool:
+    """Whether ``a`` is an integer (or boolean) ndarray of ``ndim`` dimensions, none of them empty but the rows.
+
+    Such an ``X`` is what ``check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=0)`` returns
+    unchanged, and such a ``y`` what ``column_or_1d`` returns unchanged, with no missing value and a target type
+    (binary or multiclass) that ``check_classification_targets`` accepts: :meth:`BNClassifier.fit` skips those
+    checks for them (a third of a small fit's time).
+    """
+    return type(a) is np.ndarray and a.ndim == ndim and a.dtype.kind in "iub" and (ndim == 1 or a.shape[1] > 0)
+
+
 class BNClassifier(ClassifierMixin, BaseEstimator):
     """Bayesian network classifier: a structure, an estimate and a parameterization.
 
@@ -227,15 +238,20 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_training_data(self, X, y):
         if y is None:
             raise BNCBenchError("requires y to be passed, but the target y is None")
-        if not isinstance(X, pd.DataFrame):
-            X = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=0)
+        if not _integer_array(X, 2):  # integer codes pass scikit-learn's check unchanged: skip its cost
+            if not isinstance(X, pd.DataFrame):
+                X = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=0)
         validate_data(self, X, reset=True, skip_check_array=True)
-        y = column_or_1d(y, warn=True)
-        if len(y) == 0:
-            raise BNCBenchError("cannot fit on a dataset with no rows")
-        if pd.isna(pd.Series(y)).any():
-            raise BNCBenchError("the class has missing values")
-        check_classification_targets(y)
+        if _integer_array(y, 1):  # 1-d integer labels: no NaN, and always binary or multiclass targets
+            if len(y) == 0:
+                raise BNCBenchError("cannot fit on a dataset with no rows")
+        else:
+            y = column_or_1d(y, warn=True)
+            if len(y) == 0:
+                raise BNCBenchError("cannot fit on a dataset with no rows")
+            if pd.isna(pd.Series(y)).any():
+                raise BNCBenchError("the class has missing values")
+            check_classification_targets(y)
         self.classes_, y_codes = _class_codes(y)
         if len(self.classes_) < 2:
             raise BNCBenchError(
