@@ -68,14 +68,12 @@ import contextlib
 import dataclasses
 import sys
 import time
-import warnings
 from typing import Any
 
 from numbers import Real
 
 import numpy as np
-from scipy.optimize import OptimizeResult, minimize, minimize_scalar
-from scipy.optimize import _linesearch  # scipy's line searches, which its CG runs (see _polak_ribiere)
+from scipy.optimize import minimize, minimize_scalar
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
@@ -321,100 +319,9 @@ def _scipy_method(method, problem, x0, opts, extra=None):
             raise StopIteration
         state["f"] = f1
 
-    if method == "CG":
-        x = _polak_ribiere(problem.fg, x0, s["maxiter"], s["gtol"], cb)
-    else:
-        x = minimize(problem.fg, x0, jac=True, method=method, callback=cb,
-                     options={"maxiter": s["maxiter"], "gtol": s["gtol"]}).x
-    return x, tr.trace, int(state["n"])
-
-
-class _Halt(Exception):
-    """A callback's ``StopIteration`` inside :func:`_polak_ribiere` (scipy's callbacks halt a run that way)."""
-
-
-def _polak_ribiere(fg, x0: np.ndarray, maxiter: int, gtol: float, callback) -> np.ndarray:
-    """scipy's ``minimize(fg, x0, jac=True, method="CG", callback=callback, options={"maxiter", "gtol"})``, its iterates.
-
-    The loop of scipy 1.17's ``_minimize_cg`` (Polak-Ribiere+, a strong-Wolfe line search by MINPACK's
-    DCSRCH with ``c1 = 1e-4``, ``c2 = 0.4``, falling back to ``line_search_wolfe2``, Gilbert and Nocedal's
-    sufficient-descent test, the gradient's infinity norm against ``gtol``), with the objective and gradient
-    read straight from ``fg`` (whose own cache answers a repeated point) instead of through scipy's
-    ``ScalarFunction`` and ``MemoizeJac`` wrappers, which cost about a tenth of a small fit. The same
-    points are evaluated in the same order, so the iterates, the trace and the evaluation count are those of
-    ``minimize`` to the bit (``tests/test_cg_loop.py`` compares them).
-
-    Parameters
-    ----------
-    fg : callable
-        ``fg(x) -> (f, g)``; repeated calls at an equal ``x`` should be cheap (:meth:`Problem.fg` caches).
-    x0 : ndarray of shape (n,)
-        Start.
-    maxiter : int
-        Iteration limit.
-    gtol : float
-        Stop once the gradient's largest absolute entry is at most this.
-    callback : callable
-        ``callback(OptimizeResult(x=xk, fun=fk))`` after each iteration; raising ``StopIteration`` ends the run
-        at that iterate.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        The last iterate.
-    """
-    def f(x):
-        return fg(x)[0]
-
-    def fprime(x):
-        return fg(x)[1]
-
-    xk = np.asarray(x0, dtype=float).flatten()
-    old_fval, gfk = fg(xk)
-    old_old_fval = old_fval + np.linalg.norm(gfk) / 2  # scipy's initial step guess, dx ~ 1
-    pk = -gfk
-    gnorm = np.amax(np.abs(gfk))
-    sigma_3 = 0.01
-    k = 0
-    while gnorm > gtol and k < maxiter:
-        deltak = np.dot(gfk, gfk)
-        cached = [None]
-
-        def step(alpha, gfkp1=None, xk=xk, pk=pk, gfk=gfk, deltak=deltak):
-            xkp1 = xk + alpha * pk
-            if gfkp1 is None:
-                gfkp1 = fprime(xkp1)
-            yk = gfkp1 - gfk
-            beta_k = max(0, np.dot(yk, gfkp1) / deltak)
-            return alpha, xkp1, -gfkp1 + beta_k * pk, gfkp1, np.amax(np.abs(gfkp1))
-
-        def descent(alpha, xkp1, fp1, gfkp1, step=step, cached=cached):
-            cached[:] = step(alpha, gfkp1)
-            _, _, p1, g1, gn1 = cached
-            return gn1 <= gtol or np.dot(p1, g1) <= -sigma_3 * np.dot(g1, g1)
-
-        ret = _linesearch.line_search_wolfe1(f, fprime, xk, pk, gfk, old_fval, old_old_fval, c1=1e-4, c2=0.4, amin=1e-100,
-                                 amax=1e100)
-        if ret[0] is not None and not descent(ret[0], xk + ret[0] * pk, ret[3], ret[5]):
-            ret = (None,)
-        if ret[0] is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", _linesearch.LineSearchWarning)
-                ret = _linesearch.line_search_wolfe2(f, fprime, xk, pk, gfk, old_fval, old_old_fval, c1=1e-4, c2=0.4,
-                                         amax=1e100, extra_condition=descent)
-        if ret[0] is None:
-            break  # the line search failed (scipy's warnflag 2)
-        alpha_k, _, _, old_fval, old_old_fval, gfkp1 = ret
-        if alpha_k == cached[0]:
-            _, xk, pk, gfk, gnorm = cached
-        else:
-            _, xk, pk, gfk, gnorm = step(alpha_k, gfkp1)
-        k += 1
-        try:
-            callback(OptimizeResult(x=xk, fun=old_fval))
-        except StopIteration:
-            break
-    return xk
+    res = minimize(problem.fg, x0, jac=True, method=method, callback=cb,
+                   options={"maxiter": s["maxiter"], "gtol": s["gtol"]})
+    return res.x, tr.trace, int(state["n"])
 
 
 def cg(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
