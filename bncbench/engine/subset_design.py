@@ -48,6 +48,9 @@ SMALL_TABLE_BYTES = 256 * 2**10
 MIN_BLOCK_ROWS = 32
 SCATTER_TILE = 64
 """Subsets per tile of the dense two-class kernel's scatter (:func:`_subset_cll2_dense`)."""
+TABLE_PAD = 16
+"""Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
+2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
 
 
 def block_size(n_subsets: int, working_set: int) -> int:
@@ -359,7 +362,8 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
     for k in range(K):
         Dd[k] = D[np.uint64(dense_rows[k])]
     gd = np.zeros(K if want_grad else 1)
-    table = np.empty((S, chunk) if want_grad else (1, 1), dtype=dense_rows.dtype)
+    # rows of the table padded off a multiple of 512 bytes: a tile's rows, read across, then fall in different cache sets
+    table = np.empty((S, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=dense_rows.dtype)
     nll = 0.0
     for b0 in range(0, N, chunk):
         B = min(chunk, N - b0)
