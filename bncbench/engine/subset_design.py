@@ -28,6 +28,10 @@ kernels do, and the loss of a design row is their arithmetic in their order. Tra
 *code* rows orders and merges them as the row table's compression does (every attribute is in
 some subset and every training combination is seen), so a fit gives the same iterates bit for
 bit.
+
+Two classes with every subset densely mapped and every code known (:meth:`SubsetDesign.dense_exact`):
+:func:`_subset_cll2_dense`, the same sums with fewer memory accesses (``D`` gathered per dense key
+once, a table of dense keys, the scatter over tiles of subsets into per-key sums).
 """
 
 from __future__ import annotations
@@ -362,7 +366,7 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
     for k in range(K):
         Dd[k] = D[np.uint64(dense_rows[k])]
     gd = np.zeros(K if want_grad else 1)
-    # rows of the table padded off a multiple of 512 bytes: a tile's rows, read across, then fall in different cache sets
+    # rows padded off a multiple of 512 bytes: a tile's rows, read across, fall in different cache sets
     table = np.empty((S, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=dense_rows.dtype)
     nll = 0.0
     for b0 in range(0, N, chunk):
