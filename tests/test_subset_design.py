@@ -212,3 +212,67 @@ def test_design_of_prefers_the_on_the_fly_design(problem):
     layout, _ = layouts[2]
     assert isinstance(design_of(layout, X), SubsetDesign)
     assert isinstance(design_of(layout, X, materialize=True), RowTable)
+
+
+def _two_class_args(layout, gen, codes, y, seed=0, compress=True):
+    data = Data.from_design(layout.design(codes), y, 2, compress=compress)
+    Phi = _phi(layout, gen, seed)
+    return data, np.ascontiguousarray(Phi[:, 1] - Phi[:, 0])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_dense_two_class_kernel_is_the_general_one_bit_for_bit(problem, n):
+    """The dense kernel (training codes: every subset dense, every code known, no unseen row) gives the numbers of
+    the general two-class kernel bit for bit, at any block size and scatter tile."""
+    Y, X, y, _, _, layouts, _ = problem
+    if Y != 2:
+        pytest.skip("two classes")
+    layout, gen = layouts[n]
+    data, D = _two_class_args(layout, gen, X, y)
+    design, arrays = data.design, data.design.lookup.kernel_arrays()
+    assert design.dense_exact(True) and design.dense_exact(False)
+    for chunk in (1, 5, 64, 10_000):
+        for grad in (True, False):
+            g_ref = np.zeros(layout.n_rows if grad else 1)
+            f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, chunk, *arrays)
+            for tile in (1, 3, 64):
+                g = np.zeros_like(g_ref)
+                f = sd._subset_cll2_dense(design.codes, data.C1, data.csum, D, g, grad, chunk, tile, *arrays)
+                assert f == f_ref
+                np.testing.assert_array_equal(g, g_ref)
+    g_ref, g = np.zeros(layout.n_rows), np.zeros(layout.n_rows)
+    f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, True, 64, *arrays)
+    assert design.nll2(D, data.C1, data.csum, g, True) == f_ref  # nll2 takes the dense kernel: the same
+    np.testing.assert_array_equal(g, g_ref)
+
+
+def test_dense_kernel_only_where_exact(problem, monkeypatch):
+    """Unseen combinations with known codes: the dense kernel for the NLL (exact), the general one for the gradient
+    (two keys on one unseen row would be summed in another order); a gradient not starting at 0 or a binary-search
+    subset: the general kernel."""
+    Y, X, y, Xt, yt, layouts, cards = problem
+    if Y != 2:
+        pytest.skip("two classes")
+    layout, gen = layouts[3]
+    known = np.clip(Xt, 0, cards - 1)
+    data, D = _two_class_args(layout, gen, known, yt, compress=False)  # one design row per instance, in order
+    design = data.design
+    assert (layout.rows(known)[:, 1:] >= layout.n_trained).any()  # unseen rows
+    assert design.dense_exact(False) and not design.dense_exact(True)
+    calls = []
+    dense = sd._subset_cll2_dense
+    monkeypatch.setattr(sd, "_subset_cll2_dense", lambda *a: calls.append(a[5]) or dense(*a))
+    ref = Data.from_rows(layout.rows(known), yt, 2, compress=False)
+    Phi = _phi(layout, gen)
+    for grad in (False, True):
+        f_ref, G_ref = CLL(ref, layout.n_rows)(Phi, grad=grad)
+        f, G = CLL(data, layout.n_rows)(Phi, grad=grad)
+        assert f == f_ref
+        if grad:
+            np.testing.assert_array_equal(G, G_ref)
+    assert calls == [False]
+    train, Dx = _two_class_args(layout, gen, X, y)
+    g = np.ones(layout.n_rows)
+    train.design.nll2(Dx, train.C1, train.csum, g, True)  # adds into a nonzero g: the general kernel
+    assert calls == [False]
+    assert not SubsetLayout(layout.scorer, dense_budget=0).design(known).dense_exact(False)

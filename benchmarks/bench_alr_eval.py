@@ -1,0 +1,82 @@
+"""One evaluation of DBL² and LR² with the authors' penalty: CPU time of ``Problem.fg`` (issue 37 item 4).
+
+    BNCBENCH_DATA_DIR=/work/shared/datasets/uci python benchmarks/bench_alr_eval.py --datasets adult connect-4
+
+The problems of ``bench_alr.py`` (A2JE, ``param=weighted`` / ``discriminative``, ``reg=rows lam=0.01``,
+the whole dataset's codes, MDL on all rows), our side only: ``--evals`` evaluations of the objective
+and gradient at random points (normal, sd 0.3, seed 1), the evaluation cache cleared before each, CPU
+time (``process_time``) in this single-threaded process (numba and BLAS: 1 thread, set before
+importing them). Prints the median per evaluation and its ratio to the authors' per-evaluation CPU
+time *as recorded* in ``docs/benchmarks.md`` (``THEIRS``; not re-measured here). To compare two
+checkouts, run it alternately with ``PYTHONPATH`` pointing at each; ``--save`` writes the first point's
+objective and gradient (``.npy``) for an ``np.array_equal`` check between them.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_k, "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_alr import LAM, MODELS, prepare  # noqa: E402
+
+THEIRS = {("adult", "DBL2"): 60.5, ("adult", "LR2"): 49.1, ("connect-4", "DBL2"): 618.0, ("connect-4", "LR2"): 513.0}
+"""The authors' CPU ms per evaluation recorded in docs/benchmarks.md (the optimizer's CPU time / evaluations)."""
+
+
+def problem_of(npz: Path, param: str):
+    """The fit's objective (``Problem``) of A2JE with ``param`` and the authors' penalty, started at 0."""
+    from bncbench import BNClassifier
+    from bncbench.engine.fit import _problem, factor_layout
+
+    d = np.load(npz)
+    X, y, cards = d["X"], d["y"], d["cards"].tolist()
+    scorer = BNClassifier(structure="anje", n=2, discretize=False, cardinalities=cards).fit(X, y).scorer_
+    layout, gen, cols = factor_layout(scorer, X, param)
+    sub = X if cols is None else X[:, cols]
+    return _problem(layout, gen, sub, y, param=param, init="zeros", reg="rows", lam=LAM, objective="cll")[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--datasets", nargs="+", default=["adult", "connect-4"])
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    ap.add_argument("--evals", type=int, default=25)
+    ap.add_argument("--save", help="directory for each problem's f and gradient at the first point (.npy)")
+    args = ap.parse_args(argv)
+    print("| dataset | model | ms CPU per evaluation (median) | min | theirs, recorded ms | ours / theirs |")
+    print("|---|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as td:
+        for name in args.datasets:
+            data = prepare(name, Path(td))
+            for model in args.models:
+                pb = problem_of(data["npz"], MODELS[model][0])
+                rng = np.random.default_rng(1)
+                xs = [rng.normal(0.0, 0.3, pb.pmap.n_params) for _ in range(args.evals)]
+                f0, g0 = pb.fg(xs[0])  # numba compiled
+                if args.save:
+                    np.save(Path(args.save) / f"fg_{name}_{model}.npy", np.concatenate([[f0], g0]))
+                ts = []
+                for x in xs:
+                    pb._cache.clear()
+                    c = time.process_time()
+                    pb.fg(x)
+                    ts.append(time.process_time() - c)
+                ms, theirs = 1000 * float(np.median(ts)), THEIRS.get((name, model), float("nan"))
+                print(f"| {name} | {model} | {ms:.1f} | {1000 * min(ts):.1f} | {theirs:g} | {ms / theirs:.3f} |",
+                      flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
