@@ -294,6 +294,25 @@ def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, subsets, strides, dens
     return nll
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _class_scores(D, B):  # pragma: no cover - compiled
+    """A block's score differences, started at the class row's (``0 + D[0]``, as the sums are taken)."""
+    d = np.zeros(B)
+    for b in range(B):
+        d[b] += D[0]
+    return d
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _block_logistic(nll, d, C1, csum, b0, B, want_grad):  # pragma: no cover - compiled
+    """``nll`` plus the block's losses, added row by row; ``d`` becomes each row's dL/d(score difference)."""
+    for b in range(B):
+        v, t = _logistic_nll(d[b], C1[b0 + b], csum[b0 + b], want_grad)
+        nll += v
+        d[b] = t
+    return nll
+
+
 @numba.njit(cache=True, nogil=True)
 def _subset_cll2(codes, C1, csum, D, g, want_grad, chunk, subsets, strides, dense_off, dense_rows, row_start, keys,
                  unseen_base, last, radix, prefix_strides, new_prefix):  # pragma: no cover - compiled
@@ -308,9 +327,7 @@ def _subset_cll2(codes, C1, csum, D, g, want_grad, chunk, subsets, strides, dens
         kb = np.empty(B, dtype=np.int64)
         bad = np.empty(B, dtype=np.int32)
         prefix = np.zeros(B, dtype=np.int64)
-        d = np.zeros(B)
-        for b in range(B):
-            d[b] += D[0]
+        d = _class_scores(D, B)
         for s in range(S):
             off = dense_off[s]
             if valid and new_prefix[s]:
@@ -331,10 +348,7 @@ def _subset_cll2(codes, C1, csum, D, g, want_grad, chunk, subsets, strides, dens
                         table[b, s] = r
                     if r >= 0:
                         d[b] += D[np.uint64(r)]
-        for b in range(B):
-            v, t = _logistic_nll(d[b], C1[b0 + b], csum[b0 + b], want_grad)
-            nll += v
-            d[b] = t
+        nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
             for b in range(B):
                 t = d[b]
@@ -373,9 +387,7 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
         B = min(chunk, N - b0)
         ct, _ = _block(codes, b0, B)
         prefix = np.zeros(B, dtype=np.int64)
-        d = np.zeros(B)
-        for b in range(B):
-            d[b] += D[0]
+        d = _class_scores(D, B)
         for s in range(S):
             off = dense_off[s]
             if new_prefix[s]:
@@ -391,10 +403,7 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
             else:
                 for b in range(B):
                     d[b] += Dd[np.uint64(off + prefix[b] * m + col[b])]
-        for b in range(B):
-            v, t = _logistic_nll(d[b], C1[b0 + b], csum[b0 + b], want_grad)
-            nll += v
-            d[b] = t
+        nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
             for b in range(B):
                 g[0] += d[b]
