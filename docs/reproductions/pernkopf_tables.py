@@ -182,8 +182,8 @@ def main(argv: list[str] | None = None) -> None:
     digits = vs_paper(r)
     if digits["ours"].notna().any():
         digits.to_csv(out / "vs_paper.csv", index=False, float_format="%.2f")
-    sizes = r[r["structure"].isin(["NB", "TAN-CR", "SVM"]) & r["learning"].isin(["MM", "SVM"])][
-        ["dataset", "structure", "learning", "n_parameters", "rate"]]
+    sizes = r[(r["structure"].isin(["NB", "TAN-CR", "SVM"]) | r["structure"].str.startswith("SVM (raw,"))
+              & r["learning"].isin(["MM", "SVM"])][["dataset", "structure", "learning", "n_parameters", "rate"]]
     sizes.to_csv(out / "sizes.csv", index=False, float_format="%.2f")
     tun = tuning(df)
     tun.to_csv(out / "tuning.csv", index=False)
