@@ -12,14 +12,17 @@ sys.path.insert(0, str(REPO / "docs" / "reproductions"))
 import pernkopf_tables as pt  # noqa: E402
 
 
-def test_the_svm_row_names_its_features_and_its_training_subsample():
-    svm = {"param.model": "svm_rbf"}
+def test_the_svm_row_names_its_features_its_training_subsample_and_a_fixed_c_and_gamma():
+    svm = {"param.model": "svm_rbf", "param.grid": {"C": [1.0], "gamma": [0.2]}}
     assert pt.kind(pd.Series({**svm, "param.features": "raw"})) == ("SVM", "SVM")
     assert pt.kind(pd.Series({**svm, "param.features": np.nan})) == ("SVM (codes)", "SVM")
     assert pt.kind(pd.Series({**svm, "param.features": "raw", "param.train_rows": 10000.0})) == (
         "SVM (raw, 10k rows)", "SVM")
     assert pt.kind(pd.Series({**svm, "param.train_rows": 2500})) == ("SVM (codes, 2500 rows)", "SVM")
     assert pt.kind(pd.Series({**svm, "param.features": "raw", "param.train_rows": np.nan})) == ("SVM", "SVM")
+    fixed = {"param.model": "svm_rbf", "param.features": "raw", "param.grid": np.nan, "param.C": 10.0,
+             "param.gamma": 0.2}
+    assert pt.kind(pd.Series(fixed)) == ("SVM (raw, C=10, gamma=0.2)", "SVM")
 
 
 def test_vs_paper_puts_every_paper_cell_beside_ours():

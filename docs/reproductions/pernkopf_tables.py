@@ -46,14 +46,20 @@ DIGITS = {"mnist14": "MNIST", "usps": "USPS"}  # our dataset -> its table in PAP
 
 
 def svm_kind(rec: pd.Series) -> str:
-    """The SVM's row name from its parameters: "SVM" on raw features, "SVM (codes)" on codes, and the training
-    subsample when ``train_rows`` is set ("SVM (raw, 10k rows)"), so that no row hides a different model."""
-    raw = rec.get("param.features") == "raw"
-    rows = rec.get("param.train_rows")
-    if isinstance(rows, (int, float)) and np.isfinite(rows):
-        n = int(rows)
-        return f"SVM ({'raw' if raw else 'codes'}, {f'{n // 1000}k' if n % 1000 == 0 else n} rows)"
-    return "SVM" if raw else "SVM (codes)"
+    """The SVM's row name from its parameters: "SVM" on raw features, "SVM (codes)" on codes, with the training
+    subsample when ``train_rows`` is set ("SVM (raw, 10k rows)") and the fixed C and gamma when it has no tuning
+    grid ("SVM (raw, C=10, gamma=0.2)"), so that no row hides a different model."""
+    def given(key):
+        v = rec.get(f"param.{key}")
+        return v is not None and not (isinstance(v, float) and np.isnan(v))
+
+    parts = ["raw" if rec.get("param.features") == "raw" else "codes"]
+    if given("train_rows"):
+        n = int(rec["param.train_rows"])
+        parts.append(f"{f'{n // 1000}k' if n % 1000 == 0 else n} rows")
+    if not given("grid"):
+        parts.append(f"C={rec.get('param.C', 1.0):g}, gamma={rec.get('param.gamma', 'scale')}")
+    return {("raw",): "SVM", ("codes",): "SVM (codes)"}.get(tuple(parts), f"SVM ({', '.join(parts)})")
 
 
 def kind(rec: pd.Series) -> tuple[str, str]:
