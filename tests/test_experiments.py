@@ -59,3 +59,17 @@ def test_a_bad_option_of_a_grid_is_named(tmp_path):
     (conf / "grid.yaml").write_text("# @package _global_\nname: grid\nmodels:\n  - structure: [nb, kdb2, mine]\n")
     labels = [m.label for m in app.plan(["+experiment=grid", "dataset.names=[synth-nb]", search]).models]
     assert labels == ["NB", "KDB-2", "KDB-3"]  # the searchpath's own option, composed with the others
+
+
+def test_pernkopf_mnist_is_pernkopfs_grid_on_mnist14():
+    """Table 1's experiment reuses pernkopf.yaml's models (Hydra defaults), not a copy of them."""
+    from omegaconf import OmegaConf
+
+    from bncbench.harness import app
+
+    with app._hydra():
+        mnist, usps = app._compose(["+experiment=pernkopf_mnist"]), app._compose(["+experiment=pernkopf"])
+    assert OmegaConf.to_container(mnist.models) == OmegaConf.to_container(usps.models)
+    assert list(mnist.dataset.names) == ["mnist14"] and list(usps.dataset.names) == ["usps"]
+    assert mnist.name == "pernkopf_mnist" and mnist.cv.mode.value == "holdout"
+    assert list(mnist.cv.missing_features.ks) == [0, 25, 50, 100, 150] and not mnist.cv.missing_features.impute

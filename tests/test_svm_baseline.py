@@ -44,3 +44,28 @@ def test_cross_tuning_keeps_the_pair_of_lowest_held_out_error_and_refits_on_ever
     assert clf.svc_.C == best["C"] and clf.svc_.support_.size > 0
     with pytest.raises(BNCBenchError, match="grid"):
         make_estimator({"model": "svm_rbf", "grid": {"degree": [2]}}, None).fit(X, y)
+
+
+def test_train_rows_fits_on_a_stratified_subsample_only(data):
+    X, y = data
+    clf = make_estimator({"model": "svm_rbf", "C": 3.0, "gamma": 0.7, "train_rows": 90, "validation_seed": 2},
+                         None).fit(X, y)
+    codes = np.unique(y, return_inverse=True)[1]
+    _, rows = split(codes, 90 / 300, 2)
+    assert rows.size == 90 and np.allclose(np.bincount(codes[rows]) / 90, np.bincount(codes) / 300, atol=0.01)
+    lo, span = X[rows].min(axis=0), X[rows].max(axis=0) - X[rows].min(axis=0)  # scaled by the subsample's range
+    ref = SVC(kernel="rbf", C=3.0, gamma=0.7).fit((X[rows] - lo) / span, codes[rows])
+    np.testing.assert_array_equal(clf.svc_.support_vectors_, ref.support_vectors_)
+    np.testing.assert_array_equal(clf.predict(X), np.unique(y)[ref.predict((X - lo) / span)])
+    full = make_estimator({"model": "svm_rbf", "C": 3.0, "gamma": 0.7}, None).fit(X, y)
+    assert full.svc_.support_.size > clf.svc_.support_.size  # the other rows are not seen
+    every = make_estimator({"model": "svm_rbf", "C": 3.0, "gamma": 0.7, "train_rows": 300}, None).fit(X, y)
+    np.testing.assert_array_equal(every.svc_.support_vectors_, full.svc_.support_vectors_)
+
+
+def test_train_rows_left_at_its_default_is_not_in_the_model_parameters():
+    """So the task key of a stored SVM record is unchanged."""
+    from bncbench.harness import app
+
+    models = {m.label: m for m in app.plan(["+experiment=pernkopf", "dataset.names=[synth-nb]", "cv.mode=cv"]).models}
+    assert "train_rows" not in models["SVM"].params and "train_rows" not in models["SVM (codes)"].params
