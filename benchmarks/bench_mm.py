@@ -82,22 +82,31 @@ def part1(rows: int | None) -> None:
     print(f"\nMM-NB / SVM time: {times['nb'] / ts:.2f}; MM-TAN / SVM time: {times['tan'] / ts:.2f}\n", flush=True)
 
 
-def part2(names: list[str]) -> None:
+def half_split_codes(name: str):
+    """A UCI set's stratified halves (seed 0), MDL-discretized on the first: ``tr, te, y, Xtr, Xte, cards``.
+
+    The one loader of the CG-MM against CVX-MM comparison (here and in ``bench_mm_paired.py``).
+    """
     from sklearn.model_selection import train_test_split
 
-    from bncbench import BNClassifier
-    from bncbench.baselines.cvx_mm import CVXMMBaseline
     from bncbench.data.specs import load, resolve
     from bncbench.model.preprocess import Discretizer
+
+    ds = load(resolve([name])[0])
+    y = np.unique(np.asarray(ds.y), return_inverse=True)[1]
+    tr, te = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
+    disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
+    return tr, te, y, disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
+
+
+def part2(names: list[str]) -> None:
+    from bncbench import BNClassifier
+    from bncbench.baselines.cvx_mm import CVXMMBaseline
 
     print("| dataset | train rows | CVX-MM s | CG-MM s | ratio | train CR CVX / CG | test CR CVX / CG |")
     print("|---|---|---|---|---|---|---|")
     for name in names:
-        ds = load(resolve([name])[0])
-        y = np.unique(np.asarray(ds.y), return_inverse=True)[1]
-        tr, te = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
-        disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
-        Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
+        tr, te, y, Xtr, Xte, cards = half_split_codes(name)
         if name == names[0]:  # compile the engine's kernels outside the timings
             BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
                 Xtr, y[tr])

@@ -110,21 +110,14 @@ def worker_usps(rows: int | None, tuned_svm: bool = False) -> dict:
 
 
 def worker_cvx(names: list[str], fits: int = 1) -> dict:
-    import numpy as np
-    from sklearn.model_selection import train_test_split
+    from bench_mm import half_split_codes  # this script's directory is on sys.path
 
     from bncbench import BNClassifier
     from bncbench.baselines.cvx_mm import CVXMMBaseline
-    from bncbench.data.specs import load, resolve
-    from bncbench.model.preprocess import Discretizer
 
     out = {}
     for name in names:
-        ds = load(resolve([name])[0])
-        y = np.unique(np.asarray(ds.y), return_inverse=True)[1]
-        tr, te = train_test_split(np.arange(len(y)), test_size=0.5, stratify=y, random_state=0)
-        disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
-        Xtr, Xte, cards = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), disc.cardinalities_
+        tr, te, y, Xtr, Xte, cards = half_split_codes(name)
 
         def cg():
             return BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES,
