@@ -130,7 +130,8 @@ def component_values(param: str, init: str, objective: str, hyperparameters: dic
 
 
 def _problem(layout, gen, codes, y_codes, *, param, init, reg, lam, objective, reg_scale="sum",
-             backend="numba", compress=True, two_class=True, materialize=False, _shared=None, **hyperparameters):
+             backend="numba", compress=True, two_class=True, materialize=False, combine_subsets=None, _shared=None,
+             **hyperparameters):
     values = component_values(param, init, objective, hyperparameters)
     lam = effective_lam(lam, reg_scale, len(y_codes))
     # with _shared (the candidates of a grid, engine/tuning.py): the training rows and a parameter map of the same
@@ -142,7 +143,7 @@ def _problem(layout, gen, codes, y_codes, *, param, init, reg, lam, objective, r
         pmap = shared[key] = make_map(param, layout, gen, make_init(init, **values["init"]), **values["param"])
     data = shared.get("data")
     if data is None:
-        design = design_of(layout, codes, bool(materialize))
+        design = design_of(layout, codes, bool(materialize), combine_subsets)
         data = shared["data"] = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
         del design  # uncompressed: free it before the loss is built
     loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend=backend, two_class=bool(two_class),
@@ -275,7 +276,7 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
                 layout, gen, cols = factor_layout(scorer, codes, param)
                 sub = codes if cols is None else codes[:, cols]
             sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
-            held_design = design_of(layout, held_codes, engine.get("materialize", False))
+            held_design = design_of(layout, held_codes, engine.get("materialize", False), engine.get("combine_subsets"))
         prep = (scorer, layout, gen, cols, sub, y_codes, held, held_design, held_y)
         if _shared is not None:
             _shared["prep"] = prep

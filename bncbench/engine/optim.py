@@ -55,7 +55,12 @@ training rows, default true), ``two_class`` (the score-difference kernel
 for two classes, default true; false forces the general kernel) and
 ``materialize`` (attribute-subset models, LRⁿ / DBLⁿ: build the
 ``(N, n_factors)`` row-index table instead of finding the rows on the fly,
-default false; the reference path, same results).
+default false; the reference path, same results) and ``combine_subsets``
+(attribute-subset models, two classes: one lookup per group of subsets sharing
+attributes, :class:`~bncbench.engine.subset_design.SubsetGroups`, where it
+applies; the sums in another order, so iterates equal to rounding; declared
+default :data:`~bncbench.engine.subset_design.COMBINE_SUBSETS`, true; false:
+the row table's order bit for bit).
 
 Within :func:`fit_progress` (the runner's tasks when it logs its progress), a
 fit that runs longer than a minute prints its iteration, objective and elapsed
@@ -79,6 +84,7 @@ from sklearn.utils._param_validation import Interval
 from bncbench.components import OPTIMIZERS
 from bncbench.engine import checkpoint, lbfgsb, nash
 from bncbench.engine.problem import Problem
+from bncbench.engine.subset_design import COMBINE_SUBSETS
 from bncbench.engine.validation import KEYS as VALIDATION_KEYS
 from bncbench.engine.validation import STARTS as VALIDATION_STARTS
 from bncbench.engine.validation import EarlyStop
@@ -90,7 +96,7 @@ STOPS = {
     "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
 }
-ENGINE_KEYS = ("backend", "compress", "two_class", "materialize")  # engine options that may travel in optimizer_options
+ENGINE_KEYS = ("backend", "compress", "two_class", "materialize", "combine_subsets")  # engine options that may travel in optimizer_options
 
 
 _PROGRESS: tuple[str, float] | None = None
@@ -610,6 +616,9 @@ _COMMON = (
     _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
     _option("materialize", bool, [bool], "subset models: build the row-index table instead of finding rows on the "
             "fly (memory and speed only; default false)"),
+    _option("combine_subsets", bool, [bool], "subset models, two classes: one lookup per group of subsets sharing "
+            "attributes where it applies (speed only: the sums in another order, iterates equal to rounding; "
+            "false: the row table's order bit for bit)", engine_default=COMBINE_SUBSETS),
     _option("validation_fraction", float, [Interval(Real, 0, 1, closed="neither")],
             "early stopping: hold out this stratified fraction of the training rows and return the iterate of "
             "lowest held-out error (off by default)"),

@@ -80,7 +80,7 @@ class RowTable:
         return S
 
 
-def design_of(layout, codes: np.ndarray, materialize: bool = False):
+def design_of(layout, codes: np.ndarray, materialize: bool = False, combine: bool | None = None):
     """The design of ``codes`` under ``layout``.
 
     Parameters
@@ -93,6 +93,8 @@ def design_of(layout, codes: np.ndarray, materialize: bool = False):
     materialize : bool, default=False
         Build the row table even where the layout offers an on-the-fly design (the reference path:
         ``N * n_factors * 4`` bytes).
+    combine : bool, optional
+        An on-the-fly design's :attr:`~bncbench.engine.subset_design.SubsetDesign.combine` (None: its default).
 
     Returns
     -------
@@ -101,7 +103,7 @@ def design_of(layout, codes: np.ndarray, materialize: bool = False):
     """
     lazy = getattr(layout, "design", None)
     if lazy is not None and not materialize:
-        return lazy(codes)
+        return lazy(codes) if combine is None else lazy(codes, combine=combine)
     return RowTable(layout.rows(codes))
 
 

@@ -52,6 +52,17 @@ SMALL_TABLE_BYTES = 256 * 2**10
 MIN_BLOCK_ROWS = 32
 SCATTER_TILE = 64
 """Subsets per tile of the dense two-class kernel's scatter (:func:`_subset_cll2_dense`)."""
+COMBINE_SUBSETS = True
+"""Default of the engine option ``combine_subsets`` (:data:`bncbench.engine.optim.ENGINE_KEYS`): two-class
+evaluations over combined tables (:class:`SubsetGroups`) where they apply and combine, the sums in another order
+than the row table's (equal to rounding); False: the row table's order, bit for bit."""
+GROUP_KEYS = 729
+"""Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
+value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
+table and as much of its gradient; 243 to 2,187 measured within noise on connect-4)."""
+GROUP_RATIO = 0.5
+"""The combined tables are used when they need at most this many lookups per subset (groups / subsets): connect-4's
+A2JE 178 / 861; where few subsets combine (adult: 65 / 91) the per-subset kernel is as fast."""
 TABLE_PAD = 16
 """Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
 2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
@@ -101,9 +112,11 @@ class SubsetDesign:
         ``codes``, C-contiguous.
     lookup : SubsetLookup
         As given.
+    combine : bool
+        As given.
     """
 
-    def __init__(self, codes: np.ndarray, lookup: SubsetLookup) -> None:
+    def __init__(self, codes: np.ndarray, lookup: SubsetLookup, combine: bool | None = None) -> None:
         """Keep the codes (contiguous) and the lookup.
 
         Parameters
@@ -112,9 +125,13 @@ class SubsetDesign:
             Compact codes of every design row.
         lookup : SubsetLookup
             The rows of ``Phi`` per subset and key.
+        combine : bool, optional
+            Two classes: evaluate over combined tables (:meth:`combined`) where they apply (None:
+            :data:`COMBINE_SUBSETS`).
         """
         self.codes = np.ascontiguousarray(codes)
         self.lookup = lookup
+        self.combine = COMBINE_SUBSETS if combine is None else bool(combine)
         self._dense = None  # dense_exact, found when first asked
         self._all_seen = None
 
@@ -125,7 +142,7 @@ class SubsetDesign:
 
     def take(self, rows: np.ndarray) -> SubsetDesign:
         """The design rows ``rows`` (integer positions or a boolean mask) as a new design."""
-        return SubsetDesign(self.codes[rows], self.lookup)
+        return SubsetDesign(self.codes[rows], self.lookup, self.combine)
 
     def keys(self) -> np.ndarray:
         """An int64 code per design row, equal iff the code rows are equal (lexicographic order)."""
@@ -143,13 +160,36 @@ class SubsetDesign:
     def nll2(self, D: np.ndarray, C1: np.ndarray, csum: np.ndarray, g: np.ndarray, grad: bool) -> float:
         """Two classes: NLL from ``D = Phi[:, 1] - Phi[:, 0]``; adds ``dL/dPhi[:, 1]`` into ``g`` when ``grad``.
 
-        Through :func:`_subset_cll2_dense` where :meth:`dense_exact` holds and, with ``grad``, ``g``
-        is zero (as :class:`~bncbench.engine.loss.CLL` passes it): the same numbers, faster.
+        Through :func:`_grouped_cll2` where :meth:`combined` gives tables (the sums in another order);
+        otherwise through :func:`_subset_cll2_dense` where :meth:`dense_exact` holds and, with ``grad``,
+        ``g`` is zero (as :class:`~bncbench.engine.loss.CLL` passes it): the same numbers, faster.
         """
+        groups = self.combined()
+        if groups is not None:
+            B = block_size(groups.n_groups, 2 * D.nbytes + 16 * groups.table_off[-1] + groups.entry_rows.nbytes)
+            return _grouped_cll2(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * D.nbytes + self.lookup.nbytes())
         if self.dense_exact(grad) and not (grad and g.any()):
             return _subset_cll2_dense(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *self.lookup.kernel_arrays())
         return _subset_cll2(self.codes, C1, csum, D, g, grad, B, *self.lookup.kernel_arrays())
+
+    def combined(self):
+        """The combined tables this design's two-class evaluations use, or None (the per-subset kernels).
+
+        Tables when :attr:`combine` is set, every subset is densely mapped and every code known, and
+        the groups (:class:`SubsetGroups`, at most :data:`GROUP_KEYS` keys each) number at most
+        :data:`GROUP_RATIO` times the subsets. Built once per lookup.
+
+        Returns
+        -------
+        SubsetGroups or None
+        """
+        if not self.combine or not self.dense_exact(False):
+            return None
+        lk = self.lookup
+        if lk.groups is None:
+            lk.groups = SubsetGroups(lk)
+        return lk.groups if lk.groups.n_groups <= GROUP_RATIO * lk.n_subsets else None
 
     def dense_exact(self, grad: bool) -> bool:
         """Whether :func:`_subset_cll2_dense` gives this design's numbers exactly.
@@ -416,6 +456,168 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
     if want_grad:
         for k in range(K):
             g[np.uint64(dense_rows[k])] += gd[k]
+    return nll
+
+
+class SubsetGroups:
+    """Consecutive subsets combined into tables keyed by their attributes' union: one lookup serves a group.
+
+    A group's table holds, for every value combination of the union of its subsets' attributes,
+    the sum of its subsets' potentials (``D`` at their engine rows), so that a design row's score
+    difference takes one lookup per group instead of one per subset; its gradient is scattered
+    once per group into the combined table's entries and reduced to the subsets' rows at the end
+    (each entry's sum added to every row it was built from). The groups are formed greedily in
+    subset order while the union's key space stays at most ``max_keys`` (in lexicographic order
+    consecutive subsets share their prefix: A2JE's pairs ``(a, b), (a, b+1), ...``; 243 keys for
+    four pairs of ternary attributes).
+
+    Parameters
+    ----------
+    lookup : SubsetLookup
+        Every subset densely mapped (``dense_off >= 0``).
+    max_keys : int, default=GROUP_KEYS
+        Keys of a combined table at most (a single subset with a larger key space is a group of its own).
+
+    Attributes
+    ----------
+    n_groups : int
+    attrs, strides : ndarray (n_groups, u) of int64
+        The union's attributes (padded with attribute 0, stride 0) and their mixed-radix strides.
+    n_attrs : ndarray (n_groups,) of int64
+    table_off : ndarray (n_groups + 1,) of int64
+        Offset of each group's table in the concatenated tables.
+    entry_start, entry_n : ndarray (n_groups,) of int64
+        Offset of a group's first entry in ``entry_rows``; its subsets.
+    entry_rows : ndarray of int32 or int64
+        Per group, per table entry, per subset of the group: the engine row the entry reads.
+    """
+
+    def __init__(self, lookup, max_keys: int = GROUP_KEYS) -> None:
+        """Group the subsets and list every table entry's engine rows.
+
+        Parameters
+        ----------
+        lookup : SubsetLookup
+            The subsets' dense maps.
+        max_keys : int, default=GROUP_KEYS
+            Keys of a combined table at most.
+        """
+        subsets, strides, space = lookup.subsets, lookup.strides, lookup.space
+        S, n = subsets.shape
+        cards = {}
+        for s in range(S):  # card of a_j = strides[j-1] / strides[j]; of a_0, space / strides[0]
+            for j in range(n):
+                hi = space[s] if j == 0 else strides[s, j - 1]
+                cards[int(subsets[s, j])] = int(hi // strides[s, j])
+        groups, cur, union = [], [], set()
+        for s in range(S):
+            u = union | {int(a) for a in subsets[s]}
+            if cur and int(np.prod([cards[a] for a in u])) > int(max_keys):
+                groups.append((cur, sorted(union)))
+                cur, u = [], {int(a) for a in subsets[s]}
+            cur.append(s)
+            union = u
+        if cur:
+            groups.append((cur, sorted(union)))
+        G = len(groups)
+        width = max(len(u) for _, u in groups) if G else 1
+        self.n_groups = G
+        self.attrs = np.zeros((G, width), np.int64)
+        self.strides = np.zeros((G, width), np.int64)
+        self.n_attrs = np.array([len(u) for _, u in groups], np.int64)
+        sizes = np.array([int(np.prod([cards[a] for a in u])) for _, u in groups], np.int64)
+        self.table_off = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+        self.entry_n = np.array([len(c) for c, _ in groups], np.int64)
+        self.entry_start = np.r_[0, np.cumsum(sizes * self.entry_n)[:-1]].astype(np.int64)
+        parts = []
+        for g, (members, u) in enumerate(groups):
+            cu = [cards[a] for a in u]
+            st = np.r_[np.cumprod(cu[::-1])[::-1][1:], 1].astype(np.int64)
+            self.attrs[g, :len(u)] = u
+            self.strides[g, :len(u)] = st
+            values = np.indices(cu).reshape(len(u), -1)  # (union attributes, entries), last fastest
+            pos = {a: i for i, a in enumerate(u)}
+            keys = np.empty((sizes[g], len(members)), np.int64)
+            for i, s in enumerate(members):
+                keys[:, i] = lookup.dense_off[s] + sum(values[pos[int(a)]] * strides[s, j]
+                                                       for j, a in enumerate(subsets[s]))
+            parts.append(lookup.dense_rows[keys].ravel())
+        self.entry_rows = np.ascontiguousarray(np.concatenate(parts) if parts else lookup.dense_rows[:0])
+
+    def arrays(self) -> tuple:
+        """The arrays :func:`_grouped_cll2` reads after its block arguments."""
+        return (self.attrs, self.strides, self.n_attrs, self.table_off, self.entry_start, self.entry_n,
+                self.entry_rows)
+
+
+@numba.njit(cache=True, nogil=True)
+def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides, n_attrs, table_off, entry_start,
+                  entry_n, entry_rows):  # pragma: no cover - compiled
+    """Two classes over combined tables (:class:`SubsetGroups`): NLL; adds ``dL/dPhi[:, 1]`` into ``g``.
+
+    Every code known. Per evaluation the groups' tables ``T`` (sums of ``D``) are built, then per
+    block of design rows: the gather group by group (the union's key, one load), the losses, the
+    scatter over tiles of ``tile`` groups design row by design row into the tables' gradient
+    ``gt``, reduced to ``g`` at the end. The sums are :func:`_subset_cll2`'s in another order.
+    """
+    N = codes.shape[0]
+    G = n_attrs.shape[0]
+    E = table_off[G]
+    T = np.empty(E)
+    for grp in range(G):
+        m = entry_n[grp]
+        p = entry_start[grp]
+        for e in range(table_off[grp], table_off[grp + 1]):
+            v = 0.0
+            for i in range(m):
+                v += D[np.uint64(entry_rows[p + i])]
+            T[e] = v
+            p += m
+    gt = np.zeros(E if want_grad else 1)
+    table = np.empty((G, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=np.int32)
+    key = np.empty(chunk, dtype=np.int64)
+    nll = 0.0
+    for b0 in range(0, N, chunk):
+        B = min(chunk, N - b0)
+        ct, _ = _block(codes, b0, B)
+        d = _class_scores(D, B)
+        for grp in range(G):
+            base = table_off[grp]
+            for b in range(B):
+                key[b] = base
+            for j in range(n_attrs[grp]):
+                col = ct[attrs[grp, j]]
+                st = strides[grp, j]
+                for b in range(B):
+                    key[b] += col[b] * st
+            if want_grad:
+                row = table[grp]
+                for b in range(B):
+                    k = key[b]
+                    row[b] = k
+                    d[b] += T[np.uint64(k)]
+            else:
+                for b in range(B):
+                    d[b] += T[np.uint64(key[b])]
+        nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
+        if want_grad:
+            for b in range(B):
+                g[0] += d[b]
+            for s0 in range(0, G, tile):
+                s1 = min(G, s0 + tile)
+                for b in range(B):
+                    t = d[b]
+                    for s in range(s0, s1):
+                        gt[np.uint64(table[s, b])] += t
+    if want_grad:
+        for grp in range(G):
+            m = entry_n[grp]
+            p = entry_start[grp]
+            for e in range(table_off[grp], table_off[grp + 1]):
+                v = gt[e]
+                for i in range(m):
+                    g[np.uint64(entry_rows[p + i])] += v
+                p += m
     return nll
 
 

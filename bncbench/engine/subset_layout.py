@@ -96,13 +96,15 @@ class SubsetLayout:
             self._lookup = SubsetLookup(self.scorer.subset_rows, self.dense_budget)
         return self._lookup
 
-    def design(self, codes: np.ndarray):
+    def design(self, codes: np.ndarray, combine: bool | None = None):
         """The design of ``codes`` (one design row per instance) without a row table.
 
         Parameters
         ----------
         codes : ndarray of shape (N, a)
             Attribute codes; a value outside its attribute's range contributes nothing.
+        combine : bool, optional
+            :attr:`SubsetDesign.combine` (None: its default).
 
         Returns
         -------
@@ -112,7 +114,7 @@ class SubsetLayout:
         """
         if not hasattr(self.scorer, "subset_rows") or not hasattr(self.scorer, "compact"):
             return RowTable(self.rows(codes))
-        return SubsetDesign(self.scorer.compact(codes), self.lookup)
+        return SubsetDesign(self.scorer.compact(codes), self.lookup, combine)
 
     def rows(self, codes: np.ndarray, dtype=np.int32) -> np.ndarray:
         """Row index per instance and factor: (N, 1 + S); -1 = no contribution.

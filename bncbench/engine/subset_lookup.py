@@ -55,6 +55,11 @@ class SubsetLookup:
         Offset of the subset's dense map in ``dense_rows``, or -1 (binary search).
     dense_rows : ndarray of int32 (int64 beyond 2**31 rows)
         Engine row of every key of the densely mapped subsets.
+    space : ndarray (n_subsets,) of int64
+        Key space of every subset (the scorer's).
+    groups : SubsetGroups or None
+        The subsets' combined tables (:class:`bncbench.engine.subset_design.SubsetGroups`), once a design
+        has built them.
     """
 
     def __init__(self, seen, dense_budget: int = DENSE_BUDGET) -> None:
@@ -71,6 +76,8 @@ class SubsetLookup:
         self.row_start, self.keys = seen.row_start, seen.keys
         S, R = seen.n_subsets, seen.n_rows
         self.n_subsets = S
+        self.space = seen.space
+        self.groups = None  # the combined tables (subset_design.SubsetGroups), built when a design first needs them
         self.unseen_base = 1 + R
         dtype = np.int32 if 1 + R + S < 2**31 - 1 else np.int64
         space = seen.space
