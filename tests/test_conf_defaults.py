@@ -144,7 +144,8 @@ def test_optimizers_declare_their_own_defaults():
     assert declared_defaults("cg_nash", engine=False) == {}
     assert declared_defaults("sgd", engine=False) == {"maxiter": 20, "method": "adagrad", "lr": 0.1, "batch_size": 256,
                                                       "seed": 0}
-    common = {"blas_threads": 1, "patience": 10, "validation_seed": 0, "validation_start": "all"}
+    common = {"blas_threads": 1, "combine_subsets": True, "patience": 10, "validation_seed": 0,
+              "validation_start": "all"}
     nash = {"maxiter": 100, "reltol": np.sqrt(np.finfo(float).eps), "abstol": -np.inf}
     assert declared_defaults("lbfgs") == {**declared_defaults("lbfgs", engine=False), **common, "maxls": 40}
     assert declared_defaults("sgd") == {**declared_defaults("sgd", engine=False), **common, "eps": 1e-8}
