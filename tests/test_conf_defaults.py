@@ -144,8 +144,8 @@ def test_optimizers_declare_their_own_defaults():
     assert declared_defaults("cg_nash", engine=False) == {}
     assert declared_defaults("sgd", engine=False) == {"maxiter": 20, "method": "adagrad", "lr": 0.1, "batch_size": 256,
                                                       "seed": 0}
-    common = {"blas_threads": 1, "combine_subsets": True, "patience": 10, "validation_seed": 0,
-              "validation_start": "all"}
+    common = {"blas_threads": 1, "backend": "numba", "compress": True, "two_class": True, "materialize": False,
+              "combine_subsets": True, "patience": 10, "validation_seed": 0, "validation_start": "all"}
     nash = {"maxiter": 100, "reltol": np.sqrt(np.finfo(float).eps), "abstol": -np.inf}
     assert declared_defaults("lbfgs") == {**declared_defaults("lbfgs", engine=False), **common, "maxls": 40}
     assert declared_defaults("sgd") == {**declared_defaults("sgd", engine=False), **common, "eps": 1e-8}
@@ -206,3 +206,27 @@ def test_the_protocol_has_one_home():
     with pytest.raises(BNCBenchError, match=r"unknown key\(s\) cv.round \(did you mean 'cv.rounds'\?\); the "
                                             "protocol's keys: cv.mode, cv.rounds, cv.folds"):
         Protocol.from_config({"cv": {"round": 2}})
+
+
+def test_engine_options_have_one_home():
+    """``backend``, ``compress``, ``two_class``, ``materialize`` and ``combine_subsets`` are declared once
+    (:data:`bncbench.engine.loss.ENGINE_OPTIONS`): every optimizer registers them with those defaults, the fit
+    resolves an unset (None) one to them, and the loss's and the data's signatures default to them."""
+    import inspect
+
+    from bncbench.engine.loss import CLL, ENGINE, Data
+    from bncbench.engine.optim import engine_options
+
+    assert ENGINE == {"backend": "numba", "compress": True, "two_class": True, "materialize": False,
+                      "combine_subsets": True}
+    for name in OPTIMIZERS.names():
+        assert {k: declared_defaults(name)[k] for k in ENGINE} == ENGINE, name
+    assert engine_options() == ENGINE
+    assert engine_options({"backend": None, "two_class": False, "lr": 1}) == {**ENGINE, "two_class": False}
+    init = inspect.signature(CLL.__init__).parameters
+    assert (init["backend"].default, init["two_class"].default) == (ENGINE["backend"], ENGINE["two_class"])
+    for build in (Data.from_rows, Data.from_design):
+        assert inspect.signature(build).parameters["compress"].default is ENGINE["compress"]
+    from bncbench.engine.subset_design import SubsetDesign
+
+    assert inspect.signature(SubsetDesign).parameters["combine"].default is ENGINE["combine_subsets"]

@@ -18,6 +18,7 @@ from test_ccbn import _data
 from bncbench import BNClassifier
 from bncbench.engine.fit import _problem, factor_layout
 from bncbench.engine import CLL, Data
+from bncbench.engine.loss import ENGINE
 from bncbench.engine import subset_design as sd
 from bncbench.engine.row_table import RowTable, design_of
 from bncbench.engine.subset_design import SubsetDesign
@@ -357,7 +358,7 @@ def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     Phi = _phi(layout, gen)
     ref = CLL(Data.from_rows(layout.rows(X), y, 2), layout.n_rows)(Phi)
     on = Data.from_design(layout.design(X), y, 2)  # the default: combined
-    assert on.design.combine == sd.COMBINE_SUBSETS and on.design.combined() is not None
+    assert on.design.combine is ENGINE["combine_subsets"] is True and on.design.combined() is not None
     assert on.design.combined().n_groups <= sd.GROUP_RATIO * layout.lookup.n_subsets
     _close(*CLL(on, layout.n_rows)(Phi), *ref)
     assert calls == [True]

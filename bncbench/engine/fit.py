@@ -21,7 +21,7 @@ from bncbench.components import INITS, OBJECTIVES, PARAMETERIZATIONS
 from bncbench.engine import Data, Layout, Problem, make_map, optimize, tuning, validation
 from bncbench.engine.composite import CompositeLayout
 from bncbench.engine.inits import make_init
-from bncbench.engine.optim import ENGINE_KEYS, option_value
+from bncbench.engine.optim import engine_options, option_value
 from bncbench.engine.problem import REG_SCALES
 from bncbench.engine.row_table import design_of
 from bncbench.engine.subset_layout import SubsetLayout
@@ -130,8 +130,10 @@ def component_values(param: str, init: str, objective: str, hyperparameters: dic
 
 
 def _problem(layout, gen, codes, y_codes, *, param, init, reg, lam, objective, reg_scale="sum",
-             backend="numba", compress=True, two_class=True, materialize=False, combine_subsets=None, _shared=None,
+             backend=None, compress=None, two_class=None, materialize=None, combine_subsets=None, _shared=None,
              **hyperparameters):
+    engine = engine_options({"backend": backend, "compress": compress, "two_class": two_class,
+                             "materialize": materialize, "combine_subsets": combine_subsets})  # None: the default
     values = component_values(param, init, objective, hyperparameters)
     lam = effective_lam(lam, reg_scale, len(y_codes))
     # with _shared (the candidates of a grid, engine/tuning.py): the training rows and a parameter map of the same
@@ -143,22 +145,24 @@ def _problem(layout, gen, codes, y_codes, *, param, init, reg, lam, objective, r
         pmap = shared[key] = make_map(param, layout, gen, make_init(init, **values["init"]), **values["param"])
     data = shared.get("data")
     if data is None:
-        design = design_of(layout, codes, bool(materialize), combine_subsets)
-        data = shared["data"] = Data.from_design(design, y_codes, layout.n_classes, compress=bool(compress))
+        design = design_of(layout, codes, bool(engine["materialize"]), engine["combine_subsets"])
+        data = shared["data"] = Data.from_design(design, y_codes, layout.n_classes, compress=bool(engine["compress"]))
         del design  # uncompressed: free it before the loss is built
-    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend=backend, two_class=bool(two_class),
+    loss = OBJECTIVES[objective].obj(data, layout.n_trained, backend=engine["backend"],
+                                     two_class=bool(engine["two_class"]),
                                      **values["objective"])
     return pmap, Problem(loss, pmap, reg, float(lam))
 
 
 def build_problem(tables, codes, y_codes, *, param, init="zeros", m=1.0, reg="none", lam=0.0,
-                  reg_scale="sum", objective="cll", backend="numba", compress=True, two_class=True,
+                  reg_scale="sum", objective="cll", backend=None, compress=None, two_class=None,
                   **hyperparameters):
     """Layout, parameter map and objective for training codes (without optimizing).
 
     ``codes`` are the columns of ``tables``. ``backend``, ``compress`` and
     ``two_class`` configure the loss (:class:`bncbench.engine.CLL`,
     :meth:`bncbench.engine.Data.from_rows`); they change the speed, not the objective.
+    None: the engine default (:func:`bncbench.engine.optim.engine_options`).
     ``hyperparameters`` are the parameterization's own (``level``), the initialization's and the
     objective's (:func:`component_values`).
     """
@@ -261,7 +265,7 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
                                 objective=objective, _shared={})  # what the candidates share, built once
         return tuning.fit_grid(fit, param=param, init=init, objective=objective, optimizer_options=opts,
                                hyperparameters={"reg": reg, "lam": lam, "reg_scale": reg_scale, **hyperparameters})
-    engine = {k: opts[k] for k in ENGINE_KEYS if k in opts}
+    engine = engine_options(opts)
     prep = None if _shared is None else _shared.get("prep")
     if prep is None:
         layout, gen, cols = factor_layout(scorer, codes, param)
@@ -276,7 +280,7 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
                 layout, gen, cols = factor_layout(scorer, codes, param)
                 sub = codes if cols is None else codes[:, cols]
             sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
-            held_design = design_of(layout, held_codes, engine.get("materialize", False), engine.get("combine_subsets"))
+            held_design = design_of(layout, held_codes, engine["materialize"], engine["combine_subsets"])
         prep = (scorer, layout, gen, cols, sub, y_codes, held, held_design, held_y)
         if _shared is not None:
             _shared["prep"] = prep
@@ -287,6 +291,6 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
         patience = int(option_value(optimizer, opts, "patience"))
         problem.monitor = validation.Validation(pmap, held_design, held_y, patience)
     x, trace, n_iter = optimize(optimizer, problem, pmap.x0(), opts)
-    model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine.get("materialize", False))
+    model = CCBNModel(layout, pmap, problem, x, trace, n_iter, cols, engine["materialize"])
     model.base = scorer  # the generative estimate it started from
     return model

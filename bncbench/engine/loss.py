@@ -34,8 +34,27 @@ import numpy as np
 from bncbench.components import OBJECTIVES
 from bncbench.engine.row_table import RowTable, design_matrix
 from bncbench.errors import BNCBenchError
+from bncbench.registry import Hyperparameter, options
 
 BACKENDS = ("numba", "scipy")
+ENGINE_OPTIONS = (
+    Hyperparameter("backend", BACKENDS[0], [options(BACKENDS), None], "loss backend (speed only): the fused numba "
+                   "kernels or CSR sparse products (the reference)", str, engine_default=True),
+    Hyperparameter("compress", True, [bool, None], "merge identical training rows (speed only)", bool,
+                   engine_default=True),
+    Hyperparameter("two_class", True, [bool, None], "score-difference kernel for two classes (speed only; false "
+                   "forces the general kernel)", bool, engine_default=True),
+    Hyperparameter("materialize", False, [bool, None], "subset models: build the row-index table instead of "
+                   "finding rows on the fly (memory and speed only; the reference path)", bool, engine_default=True),
+    Hyperparameter("combine_subsets", True, [bool, None], "subset models, two classes: one lookup per group of "
+                   "subsets sharing attributes where it applies (speed only: the sums in another order, iterates "
+                   "equal to rounding; false: the row table's order bit for bit)", bool, engine_default=True),
+)
+"""The engine's speed options, declared once: every optimizer registers them
+(:mod:`bncbench.engine.optim`), and their defaults here are the engine's
+(:func:`bncbench.engine.optim.engine_options`) and those of :class:`CLL` and :class:`Data`."""
+ENGINE = {h.name: h.default for h in ENGINE_OPTIONS}
+"""``{option: default}`` of :data:`ENGINE_OPTIONS`."""
 
 
 class Data:
@@ -102,7 +121,7 @@ class Data:
         return self.design.n
 
     @classmethod
-    def from_rows(cls, idx: np.ndarray, y: np.ndarray, n_classes: int, compress: bool = True) -> "Data":
+    def from_rows(cls, idx: np.ndarray, y: np.ndarray, n_classes: int, compress: bool = ENGINE["compress"]) -> "Data":
         """Training data from per-instance row indices and class codes, merging equal design rows.
 
         Parameters
@@ -126,7 +145,7 @@ class Data:
         return cls.from_design(RowTable(idx), y, n_classes, compress)
 
     @classmethod
-    def from_design(cls, design, y: np.ndarray, n_classes: int, compress: bool = True) -> "Data":
+    def from_design(cls, design, y: np.ndarray, n_classes: int, compress: bool = ENGINE["compress"]) -> "Data":
         """Training data from a design of one row per instance and class codes, merging equal design rows.
 
         Parameters
@@ -208,7 +227,8 @@ class CLL:
         kernel.
     """
 
-    def __init__(self, data: Data, n_rows: int, backend: str = "numba", two_class: bool = True) -> None:
+    def __init__(self, data: Data, n_rows: int, backend: str = ENGINE["backend"],
+                 two_class: bool = ENGINE["two_class"]) -> None:
         """Check the backend and keep the data (the CSR design is built once for ``"scipy"``).
 
         Parameters

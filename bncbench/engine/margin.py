@@ -39,6 +39,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OBJECTIVES
+from bncbench.engine.loss import ENGINE
 from bncbench.engine.margin_kernel import margin_rows
 from bncbench.engine.score_loss import ScoreLoss
 from bncbench.errors import BNCBenchError
@@ -228,14 +229,14 @@ class MarginLoss(ScoreLoss):
     margin_lam, kappa, eta : float
         The hyperparameters above.
     **engine
-        The engine's speed options: ``backend="numba"`` (default) runs the fused kernel over a materialized
-        design, ``"scipy"`` the reference path (same loss and gradient to rounding); the others are not read.
+        The engine's speed options (:data:`bncbench.engine.loss.ENGINE_OPTIONS`): ``backend="numba"`` runs the
+        fused kernel over a materialized design, ``"scipy"`` the reference path (same loss and gradient to rounding); the others are not read.
     """
 
     def __init__(self, data, n_rows: int, *, margin_lam: float, kappa: float, eta: float, **engine) -> None:
         super().__init__(data, n_rows, **engine)
         self.lam, self.kappa, self.eta = float(margin_lam), float(kappa), float(eta)
-        self.fused = engine.get("backend", "numba") == "numba"  # "scipy": the reference path below
+        self.fused = engine.get("backend", ENGINE["backend"]) == "numba"  # "scipy": the reference path below
 
     def __call__(self, Phi: np.ndarray, grad: bool = True, data=None) -> tuple[float, np.ndarray | None]:
         """The loss at ``Phi`` and, if asked, its gradient with respect to ``Phi``.

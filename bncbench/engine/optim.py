@@ -51,16 +51,17 @@ registration (:func:`declared_defaults`; ``python -m bncbench components`` lists
 
 Engine options may travel in the same dict (:data:`ENGINE_KEYS`):
 ``backend`` (``"numba"`` or ``"scipy"``), ``compress`` (merge identical
-training rows, default true), ``two_class`` (the score-difference kernel
-for two classes, default true; false forces the general kernel) and
-``materialize`` (attribute-subset models, LRⁿ / DBLⁿ: build the
-``(N, n_factors)`` row-index table instead of finding the rows on the fly,
-default false; the reference path, same results) and ``combine_subsets``
-(attribute-subset models, two classes: one lookup per group of subsets sharing
-attributes, :class:`~bncbench.engine.subset_design.SubsetGroups`, where it
-applies; the sums in another order, so iterates equal to rounding; declared
-default :data:`~bncbench.engine.subset_design.COMBINE_SUBSETS`, true; false:
-the row table's order bit for bit).
+training rows), ``two_class`` (the score-difference kernel for two classes;
+false forces the general kernel) and ``materialize`` (attribute-subset
+models, LRⁿ / DBLⁿ: build the ``(N, n_factors)`` row-index table instead of
+finding the rows on the fly; the reference path, same results) and
+``combine_subsets`` (attribute-subset models, two classes: one lookup per group
+of subsets sharing attributes, :class:`~bncbench.engine.subset_design.SubsetGroups`,
+where it applies; the sums in another order, so iterates equal to rounding;
+false: the row table's order bit for bit). They change the speed, not the
+results; their defaults are declared once
+(:data:`bncbench.engine.loss.ENGINE_OPTIONS`, registered with every
+optimizer as ``engine_default``) and read by :func:`engine_options`.
 
 Within :func:`fit_progress` (the runner's tasks when it logs its progress), a
 fit that runs longer than a minute prints its iteration, objective and elapsed
@@ -83,8 +84,8 @@ from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
 from bncbench.engine import checkpoint, lbfgsb, nash
+from bncbench.engine.loss import ENGINE_OPTIONS
 from bncbench.engine.problem import Problem
-from bncbench.engine.subset_design import COMBINE_SUBSETS
 from bncbench.engine.validation import KEYS as VALIDATION_KEYS
 from bncbench.engine.validation import STARTS as VALIDATION_STARTS
 from bncbench.engine.validation import EarlyStop
@@ -96,7 +97,7 @@ STOPS = {
     "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
 }
-ENGINE_KEYS = ("backend", "compress", "two_class", "materialize", "combine_subsets")  # engine options that may travel in optimizer_options
+ENGINE_KEYS = tuple(h.name for h in ENGINE_OPTIONS)  # engine options that may travel in optimizer_options
 
 
 _PROGRESS: tuple[str, float] | None = None
@@ -583,6 +584,25 @@ def declared_defaults(name: str, engine: bool = True) -> dict:
             if h.default is not None and (engine or not h.engine_default)}
 
 
+def engine_options(options: dict | None = None) -> dict:
+    """The engine options (:data:`ENGINE_KEYS`) as given in ``options`` unless None, else their declared defaults.
+
+    Every optimizer declares them alike (:data:`bncbench.engine.loss.ENGINE_OPTIONS`, their defaults' one home).
+
+    Parameters
+    ----------
+    options : dict or None
+        Optimizer options (other keys are ignored).
+
+    Returns
+    -------
+    dict
+        ``{"backend": ..., "compress": ..., "two_class": ..., "materialize": ...}``.
+    """
+    given = options or {}
+    return {h.name: h.default if given.get(h.name) is None else given[h.name] for h in ENGINE_OPTIONS}
+
+
 def option_value(name: str, options: dict | None, key: str):
     """Option ``key`` of optimizer ``name``: as given in ``options`` unless None, else its declared default.
 
@@ -611,14 +631,7 @@ _COMMON = (
     _option("maxiter", int, [integer(0)], "iteration limit (sgd: epochs)"),
     _option("blas_threads", int, [integer(1)], "BLAS threads while optimizing (None from Python: the process's "
             "setting)", engine_default=1),
-    _option("backend", str, [options(("numba", "scipy"))], "loss backend (speed only)"),
-    _option("compress", bool, [bool], "merge identical training rows (speed only; default true)"),
-    _option("two_class", bool, [bool], "score-difference kernel for two classes (speed only; default true)"),
-    _option("materialize", bool, [bool], "subset models: build the row-index table instead of finding rows on the "
-            "fly (memory and speed only; default false)"),
-    _option("combine_subsets", bool, [bool], "subset models, two classes: one lookup per group of subsets sharing "
-            "attributes where it applies (speed only: the sums in another order, iterates equal to rounding; "
-            "false: the row table's order bit for bit)", engine_default=COMBINE_SUBSETS),
+    *ENGINE_OPTIONS,
     _option("validation_fraction", float, [Interval(Real, 0, 1, closed="neither")],
             "early stopping: hold out this stratified fraction of the training rows and return the iterate of "
             "lowest held-out error (off by default)"),

@@ -38,7 +38,7 @@ class ScoreLoss:
         The engine's speed options (not read).
     """
 
-    def __init__(self, data: Data, n_rows: int, backend: str = "numba", two_class: bool = True) -> None:
+    def __init__(self, data: Data, n_rows: int, backend: str | None = None, two_class: bool | None = None) -> None:
         self.data = data
         self.n_rows = int(n_rows)
 

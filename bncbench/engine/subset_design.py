@@ -39,6 +39,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from bncbench.engine.loss import ENGINE
 from bncbench.engine.row_table import unique_rows
 from bncbench.engine.subset_lookup import SubsetLookup, chunk_rows, prefix_codes
 
@@ -52,10 +53,6 @@ SMALL_TABLE_BYTES = 256 * 2**10
 MIN_BLOCK_ROWS = 32
 SCATTER_TILE = 64
 """Subsets per tile of the dense two-class kernel's scatter (:func:`_subset_cll2_dense`)."""
-COMBINE_SUBSETS = True
-"""Default of the engine option ``combine_subsets`` (:data:`bncbench.engine.optim.ENGINE_KEYS`): two-class
-evaluations over combined tables (:class:`SubsetGroups`) where they apply and combine, the sums in another order
-than the row table's (equal to rounding); False: the row table's order, bit for bit."""
 GROUP_KEYS = 729
 """Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
 value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
@@ -116,7 +113,7 @@ class SubsetDesign:
         As given.
     """
 
-    def __init__(self, codes: np.ndarray, lookup: SubsetLookup, combine: bool | None = None) -> None:
+    def __init__(self, codes: np.ndarray, lookup: SubsetLookup, combine: bool = ENGINE["combine_subsets"]) -> None:
         """Keep the codes (contiguous) and the lookup.
 
         Parameters
@@ -125,13 +122,13 @@ class SubsetDesign:
             Compact codes of every design row.
         lookup : SubsetLookup
             The rows of ``Phi`` per subset and key.
-        combine : bool, optional
-            Two classes: evaluate over combined tables (:meth:`combined`) where they apply (None:
-            :data:`COMBINE_SUBSETS`).
+        combine : bool, default=ENGINE["combine_subsets"]
+            Two classes: evaluate over combined tables (:meth:`combined`) where they apply (the engine
+            option ``combine_subsets``, :data:`bncbench.engine.loss.ENGINE_OPTIONS`).
         """
         self.codes = np.ascontiguousarray(codes)
         self.lookup = lookup
-        self.combine = COMBINE_SUBSETS if combine is None else bool(combine)
+        self.combine = bool(combine)
         self._dense = None  # dense_exact, found when first asked
         self._all_seen = None
 

@@ -114,7 +114,10 @@ class SubsetLayout:
         """
         if not hasattr(self.scorer, "subset_rows") or not hasattr(self.scorer, "compact"):
             return RowTable(self.rows(codes))
-        return SubsetDesign(self.scorer.compact(codes), self.lookup, combine)
+        design = SubsetDesign(self.scorer.compact(codes), self.lookup)
+        if combine is not None:
+            design.combine = bool(combine)
+        return design
 
     def rows(self, codes: np.ndarray, dtype=np.int32) -> np.ndarray:
         """Row index per instance and factor: (N, 1 + S); -1 = no contribution.
