@@ -341,7 +341,8 @@ def test_combined_kernel_is_the_per_subset_kernel_to_rounding(problem, n):
         g0 = np.random.default_rng(3).standard_normal(layout.n_rows)
         g_ref, g = g0.copy(), g0.copy()
         f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, True, 64, *arrays)
-        f = sd._grouped_cll2(design.codes, data.C1, data.csum, D, g, True, 64, 8, *sd.SubsetGroups(design.lookup).arrays())
+        grp = sd.SubsetGroups(design.lookup)
+        f = sd._grouped_cll2(design.codes, data.C1, data.csum, D, g, True, 64, 8, *grp.arrays())
         _close(f, g, f_ref, g_ref)
 
 
