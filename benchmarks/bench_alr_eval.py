@@ -9,7 +9,8 @@ time (``process_time``) in this single-threaded process (numba and BLAS: 1 threa
 importing them). Prints the median per evaluation and its ratio to the authors' per-evaluation CPU
 time *as recorded* in ``docs/benchmarks.md`` (``THEIRS``; not re-measured here). To compare two
 checkouts, run it alternately with ``PYTHONPATH`` pointing at each; ``--save`` writes the first point's
-objective and gradient (``.npy``) for an ``np.array_equal`` check between them.
+objective and gradient (``.npy``) for a check between them (``np.array_equal`` where the sums keep their order;
+to rounding across ``--combine-subsets true`` / ``false``).
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ THEIRS = {("adult", "DBL2"): 60.5, ("adult", "LR2"): 49.1, ("connect-4", "DBL2")
 """The authors' CPU ms per evaluation recorded in docs/benchmarks.md (the optimizer's CPU time / evaluations)."""
 
 
-def problem_of(npz: Path, param: str):
-    """The fit's objective (``Problem``) of A2JE with ``param`` and the authors' penalty, started at 0."""
+def problem_of(npz: Path, param: str, combine_subsets: bool | None = None):
+    """The fit's objective (``Problem``) of A2JE with ``param`` and the authors' penalty, started at 0.
+
+    ``combine_subsets``: the engine option (None: its default; False: the per-subset kernels, the row table's order).
+    """
     from bncbench import BNClassifier
     from bncbench.engine.fit import _problem, factor_layout
 
@@ -44,7 +48,8 @@ def problem_of(npz: Path, param: str):
     scorer = BNClassifier(structure="anje", n=2, discretize=False, cardinalities=cards).fit(X, y).scorer_
     layout, gen, cols = factor_layout(scorer, X, param)
     sub = X if cols is None else X[:, cols]
-    return _problem(layout, gen, sub, y, param=param, init="zeros", reg="rows", lam=LAM, objective="cll")[1]
+    return _problem(layout, gen, sub, y, param=param, init="zeros", reg="rows", lam=LAM, objective="cll",
+                    combine_subsets=combine_subsets)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     ap.add_argument("--evals", type=int, default=25)
     ap.add_argument("--save", help="directory for each problem's f and gradient at the first point (.npy)")
+    ap.add_argument("--combine-subsets", choices=("true", "false"), help="the engine option combine_subsets "
+                    "(default: the engine's; false: the per-subset kernels, the row table's order)")
     args = ap.parse_args(argv)
     print("| dataset | model | ms CPU per evaluation (median) | min | theirs, recorded ms | ours / theirs |")
     print("|---|---|---:|---:|---:|---:|")
@@ -60,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.datasets:
             data = prepare(name, Path(td))
             for model in args.models:
-                pb = problem_of(data["npz"], MODELS[model][0])
+                combine = None if args.combine_subsets is None else args.combine_subsets == "true"
+                pb = problem_of(data["npz"], MODELS[model][0], combine)
                 rng = np.random.default_rng(1)
                 xs = [rng.normal(0.0, 0.3, pb.pmap.n_params) for _ in range(args.evals)]
                 f0, g0 = pb.fg(xs[0])  # numba compiled
