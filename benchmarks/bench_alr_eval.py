@@ -48,8 +48,9 @@ def problem_of(npz: Path, param: str, combine_subsets: bool | None = None):
     scorer = BNClassifier(structure="anje", n=2, discretize=False, cardinalities=cards).fit(X, y).scorer_
     layout, gen, cols = factor_layout(scorer, X, param)
     sub = X if cols is None else X[:, cols]
+    engine = {} if combine_subsets is None else {"combine_subsets": combine_subsets}  # (a checkout without it)
     return _problem(layout, gen, sub, y, param=param, init="zeros", reg="rows", lam=LAM, objective="cll",
-                    combine_subsets=combine_subsets)[1]
+                    **engine)[1]
 
 
 def main(argv: list[str] | None = None) -> int:
