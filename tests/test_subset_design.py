@@ -348,7 +348,7 @@ def test_combined_kernel_is_the_per_subset_kernel_to_rounding(problem, n):
 
 def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     """``combine``: the combined kernel when every subset is dense, every code known and the groups combine; the
-    per-subset kernels otherwise (``combine=False``, an unknown code, a binary-search subset, too few combined)."""
+    per-subset kernels otherwise (``combine=False``, an unknown code, a binary-search subset, nothing combines)."""
     Y, X, y, Xt, yt, layouts, cards = problem
     if Y != 2:
         pytest.skip("two classes")
@@ -360,7 +360,7 @@ def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     ref = CLL(Data.from_rows(layout.rows(X), y, 2), layout.n_rows)(Phi)
     on = Data.from_design(layout.design(X), y, 2)  # the default: combined
     assert on.design.combine is ENGINE["combine_subsets"] is True and on.design.combined() is not None
-    assert on.design.combined().n_groups <= sd.GROUP_RATIO * layout.lookup.n_subsets
+    assert on.design.combined().n_groups < layout.lookup.n_subsets
     _close(*CLL(on, layout.n_rows)(Phi), *ref)
     assert calls == [True]
     assert on.subset(np.arange(10)).design.combine  # minibatches keep the setting
@@ -369,8 +369,8 @@ def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     assert f == ref[0] and calls == [True]
     assert layout.design(Xt).combined() is None  # unknown codes
     assert SubsetLayout(layout.scorer, dense_budget=200).design(X).combined() is None  # binary search
-    monkeypatch.setattr(sd, "GROUP_RATIO", 0.0)
-    assert layout.design(X).combined() is None
+    monkeypatch.setattr(sd, "GROUP_KEYS", 1)  # nothing combines (a fresh lookup: the groups are built once per lookup)
+    assert SubsetLayout(layout.scorer).design(X).combined() is None
 
 
 @pytest.mark.parametrize("param", ["weighted", "discriminative"])

@@ -57,9 +57,6 @@ GROUP_KEYS = 729
 """Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
 value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
 table and as much of its gradient; 243 to 2,187 measured within noise on connect-4)."""
-GROUP_RATIO = 0.5
-"""The combined tables are used when they need at most this many lookups per subset (groups / subsets): connect-4's
-A2JE 178 / 861; where few subsets combine (adult: 65 / 91) the per-subset kernel is as fast."""
 TABLE_PAD = 16
 """Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
 2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
@@ -173,9 +170,9 @@ class SubsetDesign:
     def combined(self):
         """The combined tables this design's two-class evaluations use, or None (the per-subset kernels).
 
-        Tables when :attr:`combine` is set, every subset is densely mapped and every code known, and
-        the groups (:class:`SubsetGroups`, at most :data:`GROUP_KEYS` keys each) number at most
-        :data:`GROUP_RATIO` times the subsets. Built once per lookup.
+        Tables when :attr:`combine` is set, every subset is densely mapped, every code known, and some
+        subsets combine (:class:`SubsetGroups` of at most :data:`GROUP_KEYS` keys: fewer groups than
+        subsets). Built once per lookup.
 
         Returns
         -------
@@ -185,8 +182,8 @@ class SubsetDesign:
             return None
         lk = self.lookup
         if lk.groups is None:
-            lk.groups = SubsetGroups(lk)
-        return lk.groups if lk.groups.n_groups <= GROUP_RATIO * lk.n_subsets else None
+            lk.groups = SubsetGroups(lk, GROUP_KEYS)
+        return lk.groups if lk.groups.n_groups < lk.n_subsets else None
 
     def dense_exact(self, grad: bool) -> bool:
         """Whether :func:`_subset_cll2_dense` gives this design's numbers exactly.
