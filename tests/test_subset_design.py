@@ -348,7 +348,8 @@ def test_combined_kernel_is_the_per_subset_kernel_to_rounding(problem, n):
 
 def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     """``combine``: the combined kernel when every subset is dense, every code known and the groups combine; the
-    per-subset kernels otherwise (``combine=False``, an unknown code, a binary-search subset, nothing combines)."""
+    per-subset kernels otherwise (``combine=False``, an unknown code, a binary-search subset, nothing combines, tables
+    beyond the budget)."""
     Y, X, y, Xt, yt, layouts, cards = problem
     if Y != 2:
         pytest.skip("two classes")
@@ -369,7 +370,13 @@ def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     assert f == ref[0] and calls == [True]
     assert layout.design(Xt).combined() is None  # unknown codes
     assert SubsetLayout(layout.scorer, dense_budget=200).design(X).combined() is None  # binary search
-    monkeypatch.setattr(sd, "GROUP_KEYS", 1)  # nothing combines (a fresh lookup: the groups are built once per lookup)
+    need = 16 * on.design.combined().table_off[-1] + on.design.combined().entry_rows.nbytes
+    monkeypatch.setattr(sd, "GROUP_BUDGET", need)  # (a fresh lookup: the groups are built once per lookup)
+    assert SubsetLayout(layout.scorer).design(X).combined() is not None
+    monkeypatch.setattr(sd, "GROUP_BUDGET", need - 1)  # beyond the budget
+    assert SubsetLayout(layout.scorer).design(X).combined() is None
+    monkeypatch.setattr(sd, "GROUP_BUDGET", 2**40)
+    monkeypatch.setattr(sd, "GROUP_KEYS", 1)  # nothing combines
     assert SubsetLayout(layout.scorer).design(X).combined() is None
 
 

@@ -62,6 +62,10 @@ GROUP_KEYS = 729
 """Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
 value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
 table and as much of its gradient; 243 to 2,187 measured within noise on connect-4)."""
+GROUP_BUDGET = 256 * 2**20
+"""Bytes of the combined tables at most: their values and gradient (16 bytes per entry, per evaluation) and the
+rows every entry reads (:attr:`SubsetGroups.entry_rows`, once); beyond it, the per-subset kernels. Connect-4's
+A3JE on half the rows: 2.0 million entries, about 65 MB."""
 TABLE_PAD = 16
 """Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
 2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
@@ -175,9 +179,9 @@ class SubsetDesign:
     def combined(self):
         """The combined tables this design's two-class evaluations use, or None (the per-subset kernels).
 
-        Tables when :attr:`combine` is set, every subset is densely mapped, every code known, and some
+        Tables when :attr:`combine` is set, every subset is densely mapped, every code known, some
         subsets combine (:class:`SubsetGroups` of at most :data:`GROUP_KEYS` keys: fewer groups than
-        subsets). Built once per lookup.
+        subsets) and the tables fit :data:`GROUP_BUDGET`. Built once per lookup.
 
         Returns
         -------
@@ -187,8 +191,8 @@ class SubsetDesign:
             return None
         lk = self.lookup
         if lk.groups is None:
-            lk.groups = SubsetGroups(lk, GROUP_KEYS)
-        return lk.groups if lk.groups.n_groups < lk.n_subsets else None
+            lk.groups = SubsetGroups(lk, GROUP_KEYS, GROUP_BUDGET)
+        return lk.groups if lk.groups.fits and lk.groups.n_groups < lk.n_subsets else None
 
     def dense_exact(self, grad: bool) -> bool:
         """Whether :func:`_subset_cll2_dense` gives this design's numbers exactly.
@@ -476,9 +480,13 @@ class SubsetGroups:
         Every subset densely mapped (``dense_off >= 0``).
     max_keys : int, default=GROUP_KEYS
         Keys of a combined table at most (a single subset with a larger key space is a group of its own).
+    max_bytes : int, default=GROUP_BUDGET
+        Bytes of the tables at most; beyond it the tables are not built (``fits`` false).
 
     Attributes
     ----------
+    fits : bool
+        Whether the tables are within ``max_bytes`` (else ``entry_rows`` is None).
     n_groups : int
     attrs, strides : ndarray (n_groups, u) of int64
         The union's attributes (padded with attribute 0, stride 0) and their mixed-radix strides.
@@ -491,7 +499,7 @@ class SubsetGroups:
         Per group, per table entry, per subset of the group: the engine row the entry reads.
     """
 
-    def __init__(self, lookup, max_keys: int = GROUP_KEYS) -> None:
+    def __init__(self, lookup, max_keys: int = GROUP_KEYS, max_bytes: int = GROUP_BUDGET) -> None:
         """Group the subsets and list every table entry's engine rows.
 
         Parameters
@@ -500,6 +508,8 @@ class SubsetGroups:
             The subsets' dense maps.
         max_keys : int, default=GROUP_KEYS
             Keys of a combined table at most.
+        max_bytes : int, default=GROUP_BUDGET
+            Bytes of the tables at most.
         """
         subsets, strides, space = lookup.subsets, lookup.strides, lookup.space
         S, n = subsets.shape
@@ -528,6 +538,11 @@ class SubsetGroups:
         self.table_off = np.r_[0, np.cumsum(sizes)].astype(np.int64)
         self.entry_n = np.array([len(c) for c, _ in groups], np.int64)
         self.entry_start = np.r_[0, np.cumsum(sizes * self.entry_n)[:-1]].astype(np.int64)
+        need = 16 * int(sizes.sum()) + lookup.dense_rows.itemsize * int((sizes * self.entry_n).sum())
+        self.fits = need <= int(max_bytes)
+        self.entry_rows = None
+        if not self.fits:
+            return
         parts = []
         for g, (members, u) in enumerate(groups):
             cu = [cards[a] for a in u]
