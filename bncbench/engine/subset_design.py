@@ -61,7 +61,12 @@ SCATTER_TILE = 64
 GROUP_KEYS = 729
 """Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
 value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
-table and as much of its gradient; 243 to 2,187 measured within noise on connect-4)."""
+table and as much of its gradient; 243 to 2,187 measured within noise on connect-4). The same bound for more classes
+(a row of potentials per entry): smaller bounds were no faster on nursery, letter and pendigits."""
+GROUP_RATIO = 0.9
+"""The combined tables are used where they need at most this many lookups per subset (groups / subsets). Measured
+(one evaluation of A2JE): adult 65 / 91 pairs 0.82-0.88x the per-subset kernel's time, letter (26 classes) 95 / 120
+about 0.9x, pendigits 108 / 120 and letter at a bound of 28 keys, 118 / 120, no faster."""
 GROUP_BUDGET = 256 * 2**20
 """Bytes of the combined tables at most: their values and gradient (16 bytes per entry, per evaluation) and the
 rows every entry reads (:attr:`SubsetGroups.entry_rows`, once); beyond it, the per-subset kernels. Connect-4's
@@ -156,7 +161,15 @@ class SubsetDesign:
         return self.lookup.table(self.codes)
 
     def nll(self, Phi: np.ndarray, C: np.ndarray, csum: np.ndarray, G: np.ndarray, grad: bool) -> float:
-        """NLL at ``Phi`` (any number of classes); adds the gradient into ``G`` when ``grad``."""
+        """NLL at ``Phi`` (any number of classes); adds the gradient into ``G`` when ``grad``.
+
+        Through :func:`_grouped_cll` where :meth:`combined` gives tables (the sums in another order).
+        """
+        Y = Phi.shape[1]
+        groups = self.combined(Y)
+        if groups is not None:
+            B = block_size(groups.n_groups, 2 * Phi.nbytes + groups.nbytes(Y))
+            return _grouped_cll(self.codes, C, csum, Phi, G, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * Phi.nbytes + self.lookup.nbytes())
         return _subset_cll(self.codes, C, csum, Phi, G, grad, B, *self.lookup.kernel_arrays())
 
@@ -169,19 +182,25 @@ class SubsetDesign:
         """
         groups = self.combined()
         if groups is not None:
-            B = block_size(groups.n_groups, 2 * D.nbytes + 16 * groups.table_off[-1] + groups.entry_rows.nbytes)
+            B = block_size(groups.n_groups, 2 * D.nbytes + groups.nbytes(1))
             return _grouped_cll2(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * D.nbytes + self.lookup.nbytes())
         if self.dense_exact(grad) and not (grad and g.any()):
             return _subset_cll2_dense(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *self.lookup.kernel_arrays())
         return _subset_cll2(self.codes, C1, csum, D, g, grad, B, *self.lookup.kernel_arrays())
 
-    def combined(self):
-        """The combined tables this design's two-class evaluations use, or None (the per-subset kernels).
+    def combined(self, values: int = 1):
+        """The combined tables this design's evaluations use, or None (the per-subset kernels).
 
-        Tables when :attr:`combine` is set, every subset is densely mapped, every code known, some
-        subsets combine (:class:`SubsetGroups` of at most :data:`GROUP_KEYS` keys: fewer groups than
-        subsets) and the tables fit :data:`GROUP_BUDGET`. Built once per lookup.
+        Tables when :attr:`combine` is set, every subset is densely mapped, every code known, the
+        subsets combine (:class:`SubsetGroups` of at most :data:`GROUP_KEYS` keys: at most
+        :data:`GROUP_RATIO` groups per subset) and the tables fit :data:`GROUP_BUDGET` with ``values``
+        per entry. Built once per lookup.
+
+        Parameters
+        ----------
+        values : int, default=1
+            Values per table entry: 1 for two classes (score differences), the classes otherwise.
 
         Returns
         -------
@@ -192,7 +211,9 @@ class SubsetDesign:
         lk = self.lookup
         if lk.groups is None:
             lk.groups = SubsetGroups(lk, GROUP_KEYS, GROUP_BUDGET)
-        return lk.groups if lk.groups.fits and lk.groups.n_groups < lk.n_subsets else None
+        g = lk.groups
+        ok = g.fits and g.nbytes(values) <= GROUP_BUDGET and g.n_groups <= GROUP_RATIO * lk.n_subsets
+        return g if ok else None
 
     def dense_exact(self, grad: bool) -> bool:
         """Whether :func:`_subset_cll2_dense` gives this design's numbers exactly.
@@ -481,7 +502,8 @@ class SubsetGroups:
     max_keys : int, default=GROUP_KEYS
         Keys of a combined table at most (a single subset with a larger key space is a group of its own).
     max_bytes : int, default=GROUP_BUDGET
-        Bytes of the tables at most; beyond it the tables are not built (``fits`` false).
+        Bytes of the tables at most (:meth:`nbytes` of one value per entry); beyond it the tables are
+        not built (``fits`` false).
 
     Attributes
     ----------
@@ -538,8 +560,8 @@ class SubsetGroups:
         self.table_off = np.r_[0, np.cumsum(sizes)].astype(np.int64)
         self.entry_n = np.array([len(c) for c, _ in groups], np.int64)
         self.entry_start = np.r_[0, np.cumsum(sizes * self.entry_n)[:-1]].astype(np.int64)
-        need = 16 * int(sizes.sum()) + lookup.dense_rows.itemsize * int((sizes * self.entry_n).sum())
-        self.fits = need <= int(max_bytes)
+        self._row_bytes = lookup.dense_rows.itemsize * int((sizes * self.entry_n).sum())
+        self.fits = self.nbytes(1) <= int(max_bytes)
         self.entry_rows = None
         if not self.fits:
             return
@@ -558,8 +580,12 @@ class SubsetGroups:
             parts.append(lookup.dense_rows[keys].ravel())
         self.entry_rows = np.ascontiguousarray(np.concatenate(parts) if parts else lookup.dense_rows[:0])
 
+    def nbytes(self, values: int = 1) -> int:
+        """Bytes of the tables: ``values`` per entry and their gradient (per evaluation), and :attr:`entry_rows`."""
+        return 16 * int(values) * int(self.table_off[-1]) + self._row_bytes
+
     def arrays(self) -> tuple:
-        """The arrays :func:`_grouped_cll2` reads after its block arguments."""
+        """The arrays :func:`_grouped_cll2` and :func:`_grouped_cll` read after their block arguments."""
         return (self.attrs, self.strides, self.n_attrs, self.table_off, self.entry_start, self.entry_n,
                 self.entry_rows)
 
@@ -631,6 +657,81 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
                 v = gt[e]
                 for i in range(m):
                     g[np.uint64(entry_rows[p + i])] += v
+                p += m
+    return nll
+
+
+@numba.njit(cache=True, nogil=True)
+def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides, n_attrs, table_off, entry_start,
+                 entry_n, entry_rows):  # pragma: no cover - compiled
+    """Any number of classes over combined tables (:class:`SubsetGroups`): NLL; adds the gradient into ``G``.
+
+    :func:`_grouped_cll2` with a row of ``Y`` potentials per table entry and the softmax loss of
+    :func:`_subset_cll` (every code known); the sums in another order than the row table's.
+    """
+    N = codes.shape[0]
+    Y = Phi.shape[1]
+    NG = n_attrs.shape[0]
+    E = table_off[NG]
+    T = np.zeros((E, Y))
+    for grp in range(NG):
+        m = entry_n[grp]
+        p = entry_start[grp]
+        for e in range(table_off[grp], table_off[grp + 1]):
+            for i in range(m):
+                r = np.uint64(entry_rows[p + i])
+                for y in range(Y):
+                    T[e, y] += Phi[r, y]
+            p += m
+    gt = np.zeros((E if want_grad else 1, Y))
+    table = np.empty((NG, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=np.int32)
+    key = np.empty(chunk, dtype=np.int64)
+    nll = 0.0
+    for b0 in range(0, N, chunk):
+        B = min(chunk, N - b0)
+        ct, _ = _block(codes, b0, B)
+        sc = np.zeros((B, Y))
+        for b in range(B):
+            for y in range(Y):
+                sc[b, y] += Phi[0, y]
+        for grp in range(NG):
+            base = table_off[grp]
+            for b in range(B):
+                key[b] = base
+            for j in range(n_attrs[grp]):
+                col = ct[attrs[grp, j]]
+                st = strides[grp, j]
+                for b in range(B):
+                    key[b] += col[b] * st
+            row = table[grp if want_grad else 0]
+            for b in range(B):
+                k = np.uint64(key[b])
+                if want_grad:
+                    row[b] = k
+                for y in range(Y):
+                    sc[b, y] += T[k, y]
+        for b in range(B):
+            nll += _softmax_nll(sc[b], C, b0 + b, csum[b0 + b], want_grad)
+        if want_grad:
+            for b in range(B):
+                for y in range(Y):
+                    G[0, y] += sc[b, y]
+            for s0 in range(0, NG, tile):
+                s1 = min(NG, s0 + tile)
+                for b in range(B):
+                    for s in range(s0, s1):
+                        k = np.uint64(table[s, b])
+                        for y in range(Y):
+                            gt[k, y] += sc[b, y]
+    if want_grad:
+        for grp in range(NG):
+            m = entry_n[grp]
+            p = entry_start[grp]
+            for e in range(table_off[grp], table_off[grp + 1]):
+                for i in range(m):
+                    r = np.uint64(entry_rows[p + i])
+                    for y in range(Y):
+                        G[r, y] += gt[e, y]
                 p += m
     return nll
 
