@@ -35,8 +35,9 @@ once, a table of dense keys, the scatter over tiles of subsets into per-key sums
 
 By default (the engine option ``combine_subsets``), with every subset dense and every code known (any
 number of classes), consecutive subsets that combine share one lookup (:class:`SubsetGroups`,
-:func:`_grouped_cll2`, :func:`_grouped_cll`): a table per group keyed by its attributes' union. The same objective with the sums in another order, so equal to rounding
-(connect-4's A2JE: 178 lookups per design row instead of 861, about 0.37x the time per evaluation).
+:func:`_grouped_cll2`, :func:`_grouped_cll`): a table per group keyed by its attributes' union. The
+same objective with the sums in another order, so equal to rounding (connect-4's A2JE: 178 lookups per
+design row instead of 861, about 0.37x the time per evaluation).
 """
 
 from __future__ import annotations
@@ -134,8 +135,8 @@ class SubsetDesign:
         lookup : SubsetLookup
             The rows of ``Phi`` per subset and key.
         combine : bool, default=ENGINE["combine_subsets"]
-            Two classes: evaluate over combined tables (:meth:`combined`) where they apply (the engine
-            option ``combine_subsets``, :data:`bncbench.engine.loss.ENGINE_OPTIONS`).
+            Evaluate over combined tables (:meth:`combined`) where they apply (the engine option
+            ``combine_subsets``, :data:`bncbench.engine.loss.ENGINE_OPTIONS`).
         """
         self.codes = np.ascontiguousarray(codes)
         self.lookup = lookup
