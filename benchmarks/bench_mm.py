@@ -1,18 +1,23 @@
 """MM-NB and MM-TAN (CG with early stopping) against an RBF SVM, and CG-MM against CVX-MM (Pernkopf et al., Tables 4, 6-7).
 
-Part 1: on USPS's given split (the largest digit set we run; ``--rows`` subsamples the training
-part, stratified), MDL-discretized on the training part: the time of MM-NB and MM-TAN
-(``param=extended, objective=margin, optimizer=cg``, early stopping on a held-out fifth, fixed
-``margin_lam`` and ``kappa``) to their early-stopping point, against scikit-learn's
-``SVC(kernel="rbf")`` (C = 10, gamma "scale", on the codes scaled to [0, 1]) on the same codes,
-with test classification rates and model sizes (BN parameters; support vectors x attributes).
+Part 1: on a digit set's given split (``--dataset``: USPS, or MNIST-14, the largest we have, 60,000 / 10,000;
+``--rows`` subsamples the training part, stratified, one size after another), MDL-discretized on the training
+part as the runner does: the CPU time (``time.process_time``, BLAS on one thread) of the whole
+``BNClassifier.fit`` of MM-NB and MM-TAN (TAN-CMI structure; ``param=extended, objective=margin,
+optimizer=cg``, early stopping on a held-out fifth with patience 10, fixed ``margin_lam`` 0.05 and ``kappa``
+0.25), and an estimate of it to the early-stopping point, against scikit-learn's ``SVC(kernel="rbf")`` at a
+fixed C and gamma (no grid) on the raw features scaled to [0, 1] (``svm_rbf`` with ``features="raw"``, the
+paper's SVM) and, with ``--codes-svm``, on the codes; test classification rates on the given test part and
+model sizes (BN parameters; support vectors x attributes), all in the same process.
 
 Part 2: NB-CG-MM against NB-CVX-MM (``model=cvx_mm``: cvxpy + Clarabel) on the stratified first half
 of small UCI sets: training and test rates and fit times.
 
 Usage::
 
-    python benchmarks/bench_mm.py [--rows 7291] [--names iris breast-w vote kr-vs-kp]
+    python benchmarks/bench_mm.py [--rows 2000] [--names iris breast-w vote kr-vs-kp]
+    python benchmarks/bench_mm.py --dataset mnist14 --rows all 7500 15000 30000 --svm-C 10 --svm-gamma 0.2 \\
+        --codes-svm --skip-cvx --json mnist.jsonl
 """
 
 from __future__ import annotations
@@ -26,11 +31,15 @@ MM = {"param": "extended", "objective": "margin", "optimizer": "cg", "margin_lam
 ES = {"validation_fraction": 0.2, "patience": 10}
 
 
-def usps_codes(rows: int | None, raw: bool = False):
-    """USPS's given split (its first ``rows`` training rows, stratified), discretized on the training part.
+def given_split_codes(name: str = "usps", rows: int | None = None, raw: bool = False):
+    """A dataset's given train/test split (USPS, MNIST-14, ...), discretized on its training part as the runner does.
 
-    With ``raw``, also the same rows' raw (continuous) features, what the paper's SVM reads
-    (:func:`bncbench.harness.raw_features.raw_matrix`).
+    The one loader of the digit benchmarks (here and in ``bench_mm_paired.py``): the registered dataset, its
+    given split (:func:`bncbench.data.given_split.holdout_indices`), the MDL cut points fitted on the training
+    part with the dataset's missing-value mask (as ``bncbench.harness.runner`` does for ``cv.mode=holdout``).
+    With ``rows``, a stratified subsample (seed 0) of that many training rows, on which the cut points are
+    fitted; the test part is always whole. With ``raw``, also the same rows' raw (continuous) features, what
+    the paper's SVM reads (:func:`bncbench.harness.raw_features.raw_matrix`).
 
     Returns
     -------
@@ -43,12 +52,12 @@ def usps_codes(rows: int | None, raw: bool = False):
     from bncbench.data.specs import load, resolve
     from bncbench.model.preprocess import Discretizer
 
-    ds = load(resolve(["usps"])[0])
+    ds = load(resolve([name])[0])
     tr, te = holdout_indices(ds)
     y = np.asarray(ds.y)
     if rows is not None and rows < tr.size:
         tr, _ = train_test_split(tr, train_size=rows, stratify=y[tr], random_state=0)
-    disc = Discretizer().fit(ds.X.iloc[tr], y[tr])
+    disc = Discretizer(reserve_missing=ds.missing_mask).fit(ds.X.iloc[tr], y[tr])
     out = disc.transform(ds.X.iloc[tr]), disc.transform(ds.X.iloc[te]), y[tr], y[te], disc.cardinalities_
     if not raw:
         return out
@@ -57,29 +66,89 @@ def usps_codes(rows: int | None, raw: bool = False):
     return (*out, raw_matrix(ds.X.iloc[tr], out[0]), raw_matrix(ds.X.iloc[te], out[1]))
 
 
-def part1(rows: int | None) -> None:
+def timed(fn):
+    """``fn()``, its CPU seconds (the process's ``time.process_time``) and its wall seconds."""
+    c, t = time.process_time(), time.perf_counter()
+    out = fn()
+    return out, time.process_time() - c, time.perf_counter() - t
+
+
+def mm_record(clf, cpu: float, wall: float, Xte, yte) -> dict:
+    """What the benchmarks report of a timed MM fit, with its CPU seconds to the early-stopping point (an estimate).
+
+    The fit runs ``patience`` iterations past its best iterate; ``cpu_to_stop`` is its CPU time less the share of
+    its wall time that the optimizer spent after the best iterate (the trace's times), good when the load is even
+    over the fit.
+    """
+    tr = clf.trace_
+    after = tr[-1]["time"] - tr[clf.n_iter_]["time"]  # the patience iterations past the early-stopping point
+    return {"cpu": cpu, "wall": wall, "n_iter": clf.n_iter_, "run": len(tr) - 1, "test_cr": clf.score(Xte, yte),
+            "size": clf.n_parameters_, "cpu_to_stop": cpu * (wall - after) / wall}
+
+
+def svm_vs_mm(name: str, rows: int | None, C: float, gamma, codes_svm: bool, warm: bool = True) -> dict:
+    """MM-NB, MM-TAN and the RBF SVM (raw features; with ``codes_svm`` also on the codes) in this process.
+
+    Every fit is timed whole (CPU and wall; TAN's structure search included), the test rates on the given test
+    part untimed; ``warm`` first fits each MM model on 300 rows, outside the timings, to compile the kernels.
+    """
     from bncbench import BNClassifier
     from bncbench.baselines.svm_rbf import SVMBaseline
 
-    Xtr, Xte, ytr, yte, cards = usps_codes(rows)
-    print(f"USPS: {ytr.size} training rows, {yte.size} test rows, {Xtr.shape[1]} attributes\n")
-    print("| model | fit s | iterations to the early stop | test CR | size |")
-    print("|---|---|---|---|---|")
-    times = {}
-    BNClassifier(structure="nb", discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
-        Xtr[:200], ytr[:200])  # compile the engine's kernels outside the timings
+    Xtr, Xte, ytr, yte, cards, Rtr, Rte = given_split_codes(name, rows, raw=True)
+    out = {"dataset": name, "rows": int(ytr.size), "test_rows": int(yte.size), "C": C, "gamma": gamma}
+
+    def mm(st, n=None):
+        sl = slice(None) if n is None else slice(0, n)
+        return BNClassifier(structure=st, discretize=False, cardinalities=cards, optimizer_options=ES,
+                            **MM).fit(Xtr[sl], ytr[sl])
+
     for st in ("nb", "tan"):
-        t = time.perf_counter()
-        clf = BNClassifier(structure=st, discretize=False, cardinalities=cards, optimizer_options=ES, **MM).fit(
-            Xtr, ytr)
-        times[st] = time.perf_counter() - t
-        print(f"| MM-{st.upper()} | {times[st]:.1f} | {clf.n_iter_} (of {len(clf.trace_) - 1} run) "
-              f"| {clf.score(Xte, yte):.4f} | {clf.n_parameters_} |", flush=True)
-    t = time.perf_counter()
-    svm = SVMBaseline(C=10.0).fit(Xtr, ytr)
-    ts = time.perf_counter() - t
-    print(f"| SVM (RBF, C=10) | {ts:.1f} | - | {svm.score(Xte, yte):.4f} | {svm.n_parameters_} |")
-    print(f"\nMM-NB / SVM time: {times['nb'] / ts:.2f}; MM-TAN / SVM time: {times['tan'] / ts:.2f}\n", flush=True)
+        if warm:
+            mm(st, n=300)
+        clf, c, w = timed(lambda: mm(st))
+        out[f"MM-{st.upper()}"] = mm_record(clf, c, w, Xte, yte)
+    svms = [("SVM (raw)", "raw", Rtr, Rte)] + ([("SVM (codes)", "codes", Xtr, Xte)] if codes_svm else [])
+    for label, feats, A, B in svms:
+        svm, c, w = timed(lambda: SVMBaseline(C=C, gamma=gamma, features=feats).fit(A, ytr))
+        out[label] = {"cpu": c, "wall": w, "test_cr": svm.score(B, yte), "size": svm.n_parameters_,
+                      "support_vectors": int(svm.svc_.n_support_.sum())}
+    return out
+
+
+def print_svm_vs_mm(res: dict) -> None:
+    """One ``svm_vs_mm`` result as Markdown: CPU and wall seconds, test rates, sizes, and the ratios to the SVM."""
+    print(f"\n{res['dataset']}: {res['rows']} training rows, {res['test_rows']} test rows; SVM C = {res['C']}, "
+          f"gamma = {res['gamma']}\n")
+    print("| fit | CPU s | wall s | early stop at (of run) | test CR | size |")
+    print("|---|---|---|---|---|---|")
+    for m in ("MM-NB", "MM-TAN", "SVM (raw)", "SVM (codes)"):
+        if m in res:
+            r = res[m]
+            stop = f"{r['n_iter']} ({r['run']})" if "n_iter" in r else "-"
+            print(f"| {m} | {r['cpu']:.2f} | {r['wall']:.2f} | {stop} | {r['test_cr']:.4f} | {r['size']:,} |")
+    print("\n| ratio (CPU) | whole fit | to the early-stopping point (estimate) |")
+    print("|---|---|---|")
+    for svm in ("SVM (raw)", "SVM (codes)"):
+        for m in ("MM-NB", "MM-TAN") if svm in res else ():
+            print(f"| {m} / {svm} | {res[m]['cpu'] / res[svm]['cpu']:.3f} "
+                  f"| {res[m]['cpu_to_stop'] / res[svm]['cpu']:.3f} |")
+    print(flush=True)
+
+
+def part1(name: str, rows: list[int | None], C: float, gamma, codes_svm: bool, json_path: str | None) -> None:
+    """:func:`svm_vs_mm` for each training-set size in ``rows`` (None: all), in turn, in this process."""
+    import json
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        for i, n in enumerate(rows):
+            res = svm_vs_mm(name, n, C, gamma, codes_svm, warm=i == 0)
+            print_svm_vs_mm(res)
+            if json_path:
+                with open(json_path, "a") as fh:
+                    fh.write(json.dumps(res, default=float) + "\n")
 
 
 def half_split_codes(name: str):
@@ -121,15 +190,31 @@ def part2(names: list[str]) -> None:
               f"{cg.score(Xtr, y[tr]):.3f} | {cvx.score(Xte, y[te]):.3f} / {cg.score(Xte, y[te]):.3f} |", flush=True)
 
 
+def _rows(text: str) -> int | None:
+    return None if text == "all" else int(text)
+
+
+def _gamma(text: str):
+    return text if text in ("scale", "auto") else float(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=None, help="subsample USPS's training part (stratified)")
+    parser.add_argument("--dataset", default="usps", help="a registered dataset with a given split (usps, mnist14)")
+    parser.add_argument("--rows", type=_rows, nargs="+", default=[None],
+                        help="training rows, stratified subsamples, each in turn ('all': the whole training part)")
+    parser.add_argument("--svm-C", type=float, default=10.0, help="the SVM's C (no grid)")
+    parser.add_argument("--svm-gamma", type=_gamma, default="scale", help="the SVM's gamma (no grid)")
+    parser.add_argument("--codes-svm", action="store_true", help="also the SVM on the codes scaled to [0, 1]")
+    parser.add_argument("--json", help="append each training-set size's result here as a JSON line")
     parser.add_argument("--names", nargs="+", default=["iris", "breast-w", "vote", "kr-vs-kp"])
-    parser.add_argument("--skip-usps", action="store_true")
+    parser.add_argument("--skip-digits", action="store_true", help="part 2 only")
+    parser.add_argument("--skip-cvx", action="store_true", help="part 1 only")
     args = parser.parse_args(argv)
-    if not args.skip_usps:
-        part1(args.rows)
-    part2(args.names)
+    if not args.skip_digits:
+        part1(args.dataset, args.rows, args.svm_C, args.svm_gamma, args.codes_svm, args.json)
+    if not args.skip_cvx:
+        part2(args.names)
 
 
 if __name__ == "__main__":

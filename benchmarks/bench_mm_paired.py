@@ -34,7 +34,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 MM = {"param": "extended", "objective": "margin", "optimizer": "cg", "margin_lam": 0.05, "kappa": 0.25}
 ES = {"validation_fraction": 0.2, "patience": 10}
@@ -42,15 +41,11 @@ GRID = {"margin_lam": [0.005, 0.05, 0.5], "kappa": [0.05, 0.25]}
 NAMES = ["iris", "breast-w", "vote", "kr-vs-kp"]
 
 
-def _timed(fn):
-    c, t = time.process_time(), time.perf_counter()
-    out = fn()
-    return out, time.process_time() - c, time.perf_counter() - t
-
-
 def _median_timed(fn, fits: int):
     """``fn()`` run ``fits`` times in turn: its last result and the median CPU and wall seconds of one run."""
-    runs = [_timed(fn) for _ in range(max(int(fits), 1))]
+    from bench_mm import timed  # this script's directory is on sys.path
+
+    runs = [timed(fn) for _ in range(max(int(fits), 1))]
     return runs[-1][0], statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs)
 
 
@@ -68,13 +63,13 @@ def _experiment_svm_grid() -> dict:
 
 def worker_usps(rows: int | None, tuned_svm: bool = False) -> dict:
     import numpy as np
-    from bench_mm import usps_codes  # this script's directory is on sys.path
+    from bench_mm import given_split_codes, mm_record, timed  # this script's directory is on sys.path
 
     from bncbench import BNClassifier
     from bncbench.baselines.svm_rbf import SVMBaseline
     from bncbench.bn.counts import conditional_mutual_information
 
-    Xtr, Xte, ytr, yte, cards, Rtr, Rte = usps_codes(rows, raw=True)
+    Xtr, Xte, ytr, yte, cards, Rtr, Rte = given_split_codes("usps", rows, raw=True)
     out = {"rows": int(ytr.size)}
 
     def mm(st, opts=ES, n=None):
@@ -86,24 +81,20 @@ def worker_usps(rows: int | None, tuned_svm: bool = False) -> dict:
         mm(st, n=300)
     mm("nb", {**ES, "grid": GRID}, n=300)
     for st in ("nb", "tan"):
-        clf, c, w = _timed(lambda: mm(st))
-        tr = clf.trace_
-        after = tr[-1]["time"] - tr[clf.n_iter_]["time"]  # the patience iterations past the early-stopping point
-        out[f"MM-{st.upper()}"] = {"cpu": c, "wall": w, "n_iter": clf.n_iter_, "run": len(tr) - 1,
-                                   "test_cr": clf.score(Xte, yte), "size": clf.n_parameters_,
-                                   "cpu_to_stop": c * (w - after) / w}
+        clf, c, w = timed(lambda: mm(st))
+        out[f"MM-{st.upper()}"] = mm_record(clf, c, w, Xte, yte)
     codes_y = np.unique(ytr, return_inverse=True)[1]
-    _, c, w = _timed(lambda: conditional_mutual_information(np.asarray(Xtr), codes_y, cards, int(codes_y.max()) + 1))
+    _, c, w = timed(lambda: conditional_mutual_information(np.asarray(Xtr), codes_y, cards, int(codes_y.max()) + 1))
     out["TAN CMI"] = {"cpu": c, "wall": w}
-    clf, c, w = _timed(lambda: mm("nb", {**ES, "grid": GRID}))
+    clf, c, w = timed(lambda: mm("nb", {**ES, "grid": GRID}))
     out["MM-NB tuned"] = {"cpu": c, "wall": w, "test_cr": clf.score(Xte, yte), "chosen": clf.tuning_["chosen"]}
-    svm, c, w = _timed(lambda: SVMBaseline(C=10.0).fit(Xtr, ytr))
+    svm, c, w = timed(lambda: SVMBaseline(C=10.0).fit(Xtr, ytr))
     out["SVM"] = {"cpu": c, "wall": w, "test_cr": svm.score(Xte, yte), "size": svm.n_parameters_}
     # the SVM the paper compares with (and the experiments run): the raw pixels scaled to [0, 1], features=raw
-    svm, c, w = _timed(lambda: SVMBaseline(C=10.0, features="raw").fit(Rtr, ytr))
+    svm, c, w = timed(lambda: SVMBaseline(C=10.0, features="raw").fit(Rtr, ytr))
     out["SVM (raw)"] = {"cpu": c, "wall": w, "test_cr": svm.score(Rte, yte), "size": svm.n_parameters_}
     if tuned_svm:  # as the pernkopf experiment runs it: C and gamma chosen on a held-out fifth, then refit
-        svm, c, w = _timed(lambda: SVMBaseline(features="raw", grid=_experiment_svm_grid()).fit(Rtr, ytr))
+        svm, c, w = timed(lambda: SVMBaseline(features="raw", grid=_experiment_svm_grid()).fit(Rtr, ytr))
         out["SVM (raw) tuned"] = {"cpu": c, "wall": w, "test_cr": svm.score(Rte, yte), "size": svm.n_parameters_,
                                   "chosen": svm.tuning_["chosen"]}
     return out
