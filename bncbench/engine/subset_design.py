@@ -369,6 +369,21 @@ def _class_scores(D, B):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _tile_scatter(g, gk, table, d, B, S, tile):  # pragma: no cover - compiled
+    """A block's two-class scatter over a table of keys: ``d[b]`` into ``g[0]`` (the class row) and into
+    ``gk[table[s, b]]`` for every column ``s < S``, over tiles of ``tile`` columns, design row by design
+    row within a tile (the order of :func:`_subset_cll2_dense` and :func:`_grouped_cll2`)."""
+    for b in range(B):
+        g[0] += d[b]
+    for s0 in range(0, S, tile):
+        s1 = min(S, s0 + tile)
+        for b in range(B):
+            t = d[b]
+            for s in range(s0, s1):
+                gk[np.uint64(table[s, b])] += t
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _block_logistic(nll, d, C1, csum, b0, B, want_grad):  # pragma: no cover - compiled
     """``nll`` plus the block's losses, added row by row; ``d`` becomes each row's dL/d(score difference)."""
     for b in range(B):
@@ -470,14 +485,7 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
                     d[b] += Dd[np.uint64(off + prefix[b] * m + col[b])]
         nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
-            for b in range(B):
-                g[0] += d[b]
-            for s0 in range(0, S, tile):
-                s1 = min(S, s0 + tile)
-                for b in range(B):
-                    t = d[b]
-                    for s in range(s0, s1):
-                        gd[np.uint64(table[s, b])] += t
+            _tile_scatter(g, gd, table, d, B, S, tile)
     if want_grad:
         for k in range(K):
             g[np.uint64(dense_rows[k])] += gd[k]
@@ -591,6 +599,19 @@ class SubsetGroups:
                 self.entry_rows)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _group_keys(key, ct, B, base, attrs, strides, n):  # pragma: no cover - compiled
+    """``key[b]``: the combined table entry of design row ``b`` of the block (columns ``ct``), a group's
+    ``base`` plus its ``n`` attributes' codes times their strides."""
+    for b in range(B):
+        key[b] = base
+    for j in range(n):
+        col = ct[attrs[j]]
+        st = strides[j]
+        for b in range(B):
+            key[b] += col[b] * st
+
+
 @numba.njit(cache=True, nogil=True)
 def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides, n_attrs, table_off, entry_start,
                   entry_n, entry_rows):  # pragma: no cover - compiled
@@ -623,14 +644,7 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
         ct, _ = _block(codes, b0, B)
         d = _class_scores(D, B)
         for grp in range(G):
-            base = table_off[grp]
-            for b in range(B):
-                key[b] = base
-            for j in range(n_attrs[grp]):
-                col = ct[attrs[grp, j]]
-                st = strides[grp, j]
-                for b in range(B):
-                    key[b] += col[b] * st
+            _group_keys(key, ct, B, table_off[grp], attrs[grp], strides[grp], n_attrs[grp])
             if want_grad:
                 row = table[grp]
                 for b in range(B):
@@ -642,14 +656,7 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
                     d[b] += T[np.uint64(key[b])]
         nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
-            for b in range(B):
-                g[0] += d[b]
-            for s0 in range(0, G, tile):
-                s1 = min(G, s0 + tile)
-                for b in range(B):
-                    t = d[b]
-                    for s in range(s0, s1):
-                        gt[np.uint64(table[s, b])] += t
+            _tile_scatter(g, gt, table, d, B, G, tile)
     if want_grad:
         for grp in range(G):
             m = entry_n[grp]
@@ -696,14 +703,7 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
             for y in range(Y):
                 sc[b, y] += Phi[0, y]
         for grp in range(NG):
-            base = table_off[grp]
-            for b in range(B):
-                key[b] = base
-            for j in range(n_attrs[grp]):
-                col = ct[attrs[grp, j]]
-                st = strides[grp, j]
-                for b in range(B):
-                    key[b] += col[b] * st
+            _group_keys(key, ct, B, table_off[grp], attrs[grp], strides[grp], n_attrs[grp])
             row = table[grp if want_grad else 0]
             for b in range(B):
                 k = np.uint64(key[b])
