@@ -7,6 +7,7 @@ import pytest
 from sklearn.impute import KNNImputer
 
 from bncbench.errors import BNCBenchError
+from bncbench.model import impute
 from bncbench.model.impute import knn_impute, knn_neighbours
 
 
@@ -45,6 +46,29 @@ def test_neighbours_match_brute_force(rng, metric):
             obs = ~miss[t]
             dist = lambda rows: sorted(int(np.sum(Xtr[r, obs] != Xte[t, obs])) for r in rows)  # noqa: E731
             assert dist(nb[t]) == dist(want)
+
+
+def test_hamming_by_one_hot_product_equals_the_count_per_attribute(rng, monkeypatch):
+    """The one-hot matrix product gives the attribute-by-attribute mismatch count to the bit (and so the
+    same neighbours, ties included), with test values no training row has and the large-table fallback."""
+    Xtr = rng.integers(0, 5, size=(300, 11)).astype(float)
+    Xtr[:, 3] = rng.choice([-2.5, 0.5, 7.0], size=300)  # codes need not be 0..v-1
+    Xte = rng.integers(0, 7, size=(40, 11)).astype(float)  # 5 and 6: unseen in training
+    Xte[:, 3] = rng.choice([-2.5, 0.5, 3.0], size=40)
+    miss = rng.random(Xte.shape) < 0.3
+    o, z = (~miss).astype(float), np.where(miss, 0.0, Xte)
+    want = np.zeros((40, 300))
+    for j in range(11):
+        want += (z[:, j, None] != Xtr[None, :, j]) * o[:, j, None]
+    onehot = impute._OneHot(Xtr)
+    assert onehot.B is not None
+    np.testing.assert_array_equal(onehot.mismatches(z, o), want)
+    monkeypatch.setattr(impute, "BATCH_ENTRIES", 8)  # the one-hot table exceeds the budget: counted per attribute
+    small = impute._OneHot(Xtr)
+    assert small.B is None
+    np.testing.assert_array_equal(small.mismatches(z, o), want)
+    np.testing.assert_array_equal(knn_neighbours(Xtr, Xte, miss, 6, "hamming"),
+                                  (monkeypatch.undo(), knn_neighbours(Xtr, Xte, miss, 6, "hamming"))[1])
 
 
 def test_mode_imputation_most_frequent_value_of_the_neighbours():

@@ -29,6 +29,45 @@ BATCH_ENTRIES = 1 << 24
 """Largest number of (test row, training row) distances held at once."""
 
 
+class _OneHot:
+    """Hamming distances on the observed features as one matrix product of one-hot codes.
+
+    The matches of a test row with a training row, ``sum_{j observed} 1[z_j == x_j]``, are the product
+    of the test row's one-hot observed values with the training rows' one-hot values (one column per
+    (attribute, training value)); the distance is the number of observed features less the matches.
+    Every entry is an integer below 2**24, so the float32 product is exact and the distances equal the
+    attribute-by-attribute count to the bit. Where the one-hot training matrix would exceed
+    ``BATCH_ENTRIES * 4`` entries (many distinct values), the count runs attribute by attribute.
+    """
+
+    def __init__(self, Xtr: np.ndarray) -> None:
+        self.Xtr = Xtr
+        self.values = [np.unique(Xtr[:, j]) for j in range(Xtr.shape[1])]
+        sizes = np.array([v.size for v in self.values], dtype=np.int64)
+        self.offset = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        width = int(sizes.sum())
+        self.B = None
+        if Xtr.shape[0] * width <= 4 * BATCH_ENTRIES and Xtr.shape[1] < 1 << 24:
+            self.B = np.zeros((Xtr.shape[0], width), dtype=np.float32)
+            for j, v in enumerate(self.values):  # one pass per attribute, vectorized over rows
+                self.B[np.arange(Xtr.shape[0]), self.offset[j] + np.searchsorted(v, Xtr[:, j])] = 1.0
+
+    def mismatches(self, z: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """Distances ``(len(z), n_train)`` of test rows ``z`` observed where ``o`` is 1."""
+        if self.B is None:
+            D = np.zeros((z.shape[0], self.Xtr.shape[0]))
+            for j in range(self.Xtr.shape[1]):
+                D += (z[:, j, None] != self.Xtr[None, :, j]) * o[:, j, None]
+            return D
+        A = np.zeros((z.shape[0], self.B.shape[1]), dtype=np.float32)
+        rows = np.arange(z.shape[0])
+        for j, v in enumerate(self.values):
+            pos = np.minimum(np.searchsorted(v, z[:, j]), v.size - 1)
+            hit = (v[pos] == z[:, j]) & (o[:, j] > 0)  # a value no training row has matches none
+            A[rows[hit], self.offset[j] + pos[hit]] = 1.0
+        return o.sum(axis=1, keepdims=True) - (A @ self.B.T).astype(np.float64)
+
+
 def knn_neighbours(X_train: ArrayLike, X_test: ArrayLike, missing: ArrayLike, k: int,
                    metric: str = "euclidean") -> np.ndarray:
     """Indices of the ``k`` nearest training rows of every test row, on its observed features.
@@ -69,15 +108,14 @@ def knn_neighbours(X_train: ArrayLike, X_test: ArrayLike, missing: ArrayLike, k:
         raise BNCBenchError("the training data for imputation must be complete")
     obs = (~miss).astype(float)
     Z = np.where(miss, 0.0, Xte)
-    sq_tr = Xtr ** 2
     out = np.empty((Xte.shape[0], k), dtype=np.int64)
     step = max(1, BATCH_ENTRIES // max(Xtr.shape[0], 1))
+    onehot = _OneHot(Xtr) if metric == "hamming" else None
+    sq_tr = Xtr ** 2 if onehot is None else None
     for s in range(0, Xte.shape[0], step):
         o, z = obs[s : s + step], Z[s : s + step]
-        if metric == "hamming":  # one pass per attribute: the mismatches of the rows that observe it
-            D = np.zeros((z.shape[0], Xtr.shape[0]))
-            for j in range(Xtr.shape[1]):
-                D += (z[:, j, None] != Xtr[None, :, j]) * o[:, j, None]
+        if onehot is not None:
+            D = onehot.mismatches(z, o)
         else:
             D = (o * z ** 2).sum(axis=1, keepdims=True) - 2.0 * (o * z) @ Xtr.T + o @ sq_tr.T
         idx = np.argpartition(D, k - 1, axis=1)[:, :k] if k < D.shape[1] else np.tile(np.arange(k), (D.shape[0], 1))
