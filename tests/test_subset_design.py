@@ -379,6 +379,35 @@ def test_combined_softmax_kernel_is_the_per_subset_kernel_to_rounding(problem, n
                                                             two_class=False)(Phi))
 
 
+@pytest.mark.parametrize("n", [2, 3])
+def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n):
+    """The loss holds the trained rows of ``Phi`` only (``CLL(data, layout.n_trained)``, as ``engine.fit`` builds it),
+    while a combined table lists every value combination of its attributes, so entries name subsets' unseen rows
+    (beyond ``n_trained``). Run as Python (``py_func``: every index checked) on ``n_trained`` rows, the kernels read and
+    write within them and equal the per-subset kernels; compiled, they crashed (syncon's DBL3, 34,220 triples)."""
+    Y, X, y, _, _, layouts, _ = problem
+    layout, gen = layouts[n]
+    nt = layout.n_trained
+    grp = sd.SubsetGroups(layout.lookup)
+    assert n < 3 or (grp.entry_rows >= nt).any()  # entries built from unseen rows (n = 3)
+    data = Data.from_design(layout.design(X, combine=False), y, Y)
+    design, arrays = data.design, data.design.lookup.kernel_arrays()
+    Phi = np.ascontiguousarray(_phi(layout, gen)[:nt])
+    for grad in (True, False):
+        G_ref = np.zeros((nt, Y) if grad else (1, 1))
+        f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays)
+        G = np.zeros_like(G_ref)
+        f = sd._grouped_cll.py_func(design.codes, data.C, data.csum, Phi, G, grad, 64, 8, *grp.arrays())
+        _close(f, G, f_ref, G_ref)
+        if Y == 2:
+            D = np.ascontiguousarray(Phi[:, 1] - Phi[:, 0])
+            g_ref = np.zeros(nt if grad else 1)
+            f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, 64, *arrays)
+            g = np.zeros_like(g_ref)
+            f = sd._grouped_cll2.py_func(design.codes, data.C1, data.csum, D, g, grad, 64, 8, *grp.arrays())
+            _close(f, g, f_ref, g_ref)
+
+
 def test_combined_tables_only_where_they_apply(problem, monkeypatch):
     """``combine``: the combined kernel when every subset is dense, every code known and the groups combine; the
     per-subset kernels otherwise (``combine=False``, an unknown code, a binary-search subset, too few combine, tables

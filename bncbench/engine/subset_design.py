@@ -625,6 +625,7 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
     N = codes.shape[0]
     G = n_attrs.shape[0]
     E = table_off[G]
+    R = D.shape[0]  # the loss's rows: the trained ones; an entry with a subset's unseen row is never met in training
     T = np.empty(E)
     for grp in range(G):
         m = entry_n[grp]
@@ -632,7 +633,9 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
         for e in range(table_off[grp], table_off[grp + 1]):
             v = 0.0
             for i in range(m):
-                v += D[np.uint64(entry_rows[p + i])]
+                r = entry_rows[p + i]
+                if r < R:
+                    v += D[np.uint64(r)]
             T[e] = v
             p += m
     gt = np.zeros(E if want_grad else 1)
@@ -664,7 +667,9 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
             for e in range(table_off[grp], table_off[grp + 1]):
                 v = gt[e]
                 for i in range(m):
-                    g[np.uint64(entry_rows[p + i])] += v
+                    r = entry_rows[p + i]
+                    if r < R:
+                        g[np.uint64(r)] += v
                 p += m
     return nll
 
@@ -681,15 +686,17 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
     Y = Phi.shape[1]
     NG = n_attrs.shape[0]
     E = table_off[NG]
+    R = Phi.shape[0]  # as in _grouped_cll2: the trained rows only
     T = np.zeros((E, Y))
     for grp in range(NG):
         m = entry_n[grp]
         p = entry_start[grp]
         for e in range(table_off[grp], table_off[grp + 1]):
             for i in range(m):
-                r = np.uint64(entry_rows[p + i])
-                for y in range(Y):
-                    T[e, y] += Phi[r, y]
+                r = entry_rows[p + i]
+                if r < R:
+                    for y in range(Y):
+                        T[e, y] += Phi[np.uint64(r), y]
             p += m
     gt = np.zeros((E if want_grad else 1, Y))
     table = np.empty((NG, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=np.int32)
@@ -730,9 +737,10 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
             p = entry_start[grp]
             for e in range(table_off[grp], table_off[grp + 1]):
                 for i in range(m):
-                    r = np.uint64(entry_rows[p + i])
-                    for y in range(Y):
-                        G[r, y] += gt[e, y]
+                    r = entry_rows[p + i]
+                    if r < R:
+                        for y in range(Y):
+                            G[np.uint64(r), y] += gt[e, y]
                 p += m
     return nll
 
