@@ -64,3 +64,19 @@ def test_a_later_stores_record_of_the_same_model_and_fold_replaces_the_earlier(c
     assert len(printed) == 2
     assert printed[0].endswith("replaced by pernkopf_mnist_impute's")  # same rate and curve: said, nothing more
     assert "test error 0.100000 -> 0.200000" in printed[1]
+
+
+def test_paired_counts_the_folds_each_learning_wins_on_the_same_folds():
+    rows = []
+    for fold, (ml, cl, mm) in enumerate([(80, 85, 86), (81, 84, 84), (79, 86, 85), (80, 83, 88)]):
+        for learning, rate in (("ML", ml), ("CL", cl), ("MM", mm)):
+            rows.append({"dataset": "d", "structure": "NB", "round": fold // 2, "fold": fold % 2,
+                         "learning": learning, "rate": float(rate)})
+    rows.append({"dataset": "d", "structure": "NB", "round": 9, "fold": 0, "learning": "MM", "rate": 99.0})  # no CL
+    t = pt.paired(pd.DataFrame(rows)).set_index("pair")
+    assert t.loc["MM vs CL", ["folds", "wins", "draws", "losses"]].tolist() == [4, 2, 1, 1]
+    assert t.loc["MM vs CL", "mean_difference"] == pytest.approx((1 + 0 - 1 + 5) / 4)
+    assert t.loc["MM vs CL", "sign_p"] == pytest.approx(1.0)
+    assert t.loc["CL vs ML", ["wins", "losses"]].tolist() == [4, 0]
+    assert t.loc["CL vs ML", "sign_p"] == pytest.approx(0.125)  # 2 * 0.5**4
+    assert t.loc["MM vs ML", "folds"] == 4

@@ -12,6 +12,9 @@ Models are told apart by their stored parameters (``param.structure``, ``param.p
 A later store's record of the same model (every stored parameter equal) on the same fold replaces an earlier
 store's: :func:`later_replaces_earlier`.
 
+``paired.csv`` compares the learnings on the same folds (MM vs CL, CL vs ML, MM vs ML per dataset and structure:
+folds won / drawn / lost, mean difference, sign test).
+
 The digit sets' rates (USPS, MNIST-14) also go into ``vs_paper.csv`` beside the paper's Tables 1-2, one row per
 (structure, learning) of the paper or of ours, so a model that did not run shows as an empty ``ours``.
 
@@ -30,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.harness.missing_protocol import curves
+from bncbench.report.stats import sign_test
 from bncbench.report.sensitivity import tuning_curves
 from bncbench.harness.store import load_results
 
@@ -171,13 +175,39 @@ def vs_paper(r: pd.DataFrame) -> pd.DataFrame:
                 "train_s"]].reset_index(drop=True)
 
 
+PAIRS = (("MM", "CL"), ("CL", "ML"), ("MM", "ML"))
+
+
+def paired(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, structure) and pair of learnings: the two on the same folds — folds won, drawn and lost by the
+    first (a higher test rate), the mean difference in points, and the two-tailed sign test over the folds.
+
+    Only folds both learnings ran count; a (dataset, structure) with fewer than 2 such folds is left out.
+    """
+    rows = []
+    t = df.pivot_table(index=["dataset", "structure", "round", "fold"], columns="learning", values="rate")
+    for (a, b) in PAIRS:
+        if a not in t or b not in t:
+            continue
+        both = t[[a, b]].dropna()
+        for (dataset, structure), g in both.groupby(level=["dataset", "structure"]):
+            if len(g) < 2:
+                continue
+            d = g[a] - g[b]
+            w, l = int((d > 0).sum()), int((d < 0).sum())
+            rows.append({"dataset": dataset, "structure": structure, "pair": f"{a} vs {b}", "folds": len(g),
+                         "wins": w, "draws": len(g) - w - l, "losses": l, "mean_difference": d.mean(),
+                         "sign_p": sign_test(w, l)})
+    return pd.DataFrame(rows)
+
+
 def tuning(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for rec in df.itertuples():
         tun = getattr(rec, "tuning", None)
         if isinstance(tun, dict):
             rows.append({"dataset": rec.dataset, "structure": rec.structure, "learning": rec.learning,
-                         "fold": rec.fold, **{f"chosen.{k}": v for k, v in tun["chosen"].items()},
+                         "round": rec.round, "fold": rec.fold, **{f"chosen.{k}": v for k, v in tun["chosen"].items()},
                          "best_val_error": min(c["val_error"] for c in tun["candidates"]),
                          "candidates": len(tun["candidates"])})
     return pd.DataFrame(rows)
@@ -217,6 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     sizes = r[(r["structure"].isin(["NB", "TAN-CR", "SVM"]) | r["structure"].str.startswith("SVM (raw,"))
               & r["learning"].isin(["MM", "SVM"])][["dataset", "structure", "learning", "n_parameters", "rate"]]
     sizes.to_csv(out / "sizes.csv", index=False, float_format="%.2f")
+    pairs = paired(df)
+    pairs.to_csv(out / "paired.csv", index=False, float_format="%.4f")
     tun = tuning(df)
     tun.to_csv(out / "tuning.csv", index=False)
     cur = curves(df)
@@ -231,6 +263,9 @@ def main(argv: list[str] | None = None) -> None:
         print()
     print(md(sizes, "{:.0f}"))
     print()
+    if not pairs.empty:
+        print(md(pairs, "{:.3f}"))
+        print()
     if not tun.empty:
         print(md(tun, "{:.4g}"))
         print()
