@@ -284,8 +284,8 @@ def _lbfgs_stepped(problem: Problem, x0: np.ndarray, f0: float, options: dict, t
 
     The same iterates, trace (but its times) and ``n_iter`` as ``minimize`` gives (what
     :func:`bncbench.engine.lbfgsb.available` checks once per process), whether or not the fit went on from a
-    checkpoint (:mod:`bncbench.engine.checkpoint`); without ``minimize``'s wrappers (about 0.2 ms per evaluation,
-    6 % of an adult LR² evaluation).
+    checkpoint (:mod:`bncbench.engine.checkpoint`); without ``minimize``'s wrappers (0.2-0.4 ms of an adult LR²
+    evaluation in one comparison, ``docs/benchmarks.md``).
     """
     saver = None if ck is None else ck.begin(checkpoint.fingerprint(x0, f0, options))
     if saver is not None and saver.state is not None:
