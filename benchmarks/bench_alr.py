@@ -192,8 +192,10 @@ def run_ours(data: dict, param: str, tmp: Path, opts: dict) -> dict:
     """One fit of ours in a fresh single-threaded Python process; the child's report plus its wall time."""
     out = tmp / f"o_{data['name']}_{param}.json"
     t0 = time.perf_counter()
+    # run from tmp: ``python -c`` puts its working directory first on sys.path, where a checkout's ``bncbench``
+    # would shadow the one PYTHONPATH names (comparing two checkouts)
     proc = subprocess.Popen([sys.executable, "-c", OURS, str(data["npz"]), param, json.dumps({"lam": LAM, **opts}),
-                             str(out)], env={**os.environ, **THREADS})
+                             str(out)], env={**os.environ, **THREADS}, cwd=tmp)
     _, status, ru = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"our fit of {data['name']} {param} failed")

@@ -62,11 +62,20 @@ def _kill_after(monkeypatch, n_evaluations):
     monkeypatch.setattr(Problem, "fg", dying)
 
 
-def test_stepped_lbfgsb_is_minimize(toy):
-    ref = _fit(toy)
+@pytest.mark.parametrize("kw", [{}, {"reg": "rows", "param": "discriminative", "init": "zeros",
+                                     "optimizer_options": {"history": 5, "uniform_offset": True}}])
+def test_stepped_lbfgsb_is_minimize(toy, monkeypatch, kw):
+    """``lbfgs`` steps L-BFGS-B itself wherever it can (with or without a checkpoint): scipy's ``minimize``'s fit,
+    iterates, trace and evaluations, bit for bit (the defaults; the authors' penalty, memory and offset)."""
+    with monkeypatch.context() as m:
+        m.setattr(lbfgsb, "available", lambda: False)  # scipy's minimize
+        ref = _fit(toy, **kw)
     assert ref.n_iter_ > 30  # a fit long enough for the kills below
+    plain = _fit(toy, **kw)
+    _same_fit(plain, ref, toy[0])
+    assert plain.n_fev_ == ref.n_fev_
     with checkpoint.fit_checkpoint("/nonexistent/never-written", every=1e9):
-        ours = _fit(toy)
+        ours = _fit(toy, **kw)
     _same_fit(ours, ref, toy[0])
 
 

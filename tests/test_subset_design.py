@@ -380,11 +380,12 @@ def test_combined_softmax_kernel_is_the_per_subset_kernel_to_rounding(problem, n
 
 
 @pytest.mark.parametrize("n", [2, 3])
-def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n):
+def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n, monkeypatch):
     """The loss holds the trained rows of ``Phi`` only (``CLL(data, layout.n_trained)``, as ``engine.fit`` builds it),
     while a combined table lists every value combination of its attributes, so entries name subsets' unseen rows
-    (beyond ``n_trained``). Run as Python (``py_func``: every index checked) on ``n_trained`` rows, the kernels read and
-    write within them and equal the per-subset kernels; compiled, they crashed (syncon's DBL3, 34,220 triples)."""
+    (beyond ``n_trained``). Run as Python (every compiled function of the module replaced by its ``py_func``: every
+    index checked) on ``n_trained`` rows, the kernels (per evaluation, with stored keys, any number of classes) read
+    and write within them and equal the per-subset kernels; compiled, they crashed (syncon's DBL3, 34,220 triples)."""
     Y, X, y, _, _, layouts, _ = problem
     layout, gen = layouts[n]
     nt = layout.n_trained
@@ -393,19 +394,30 @@ def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n):
     data = Data.from_design(layout.design(X, combine=False), y, Y)
     design, arrays = data.design, data.design.lookup.kernel_arrays()
     Phi = np.ascontiguousarray(_phi(layout, gen)[:nt])
-    for grad in (True, False):
+    D = np.ascontiguousarray(Phi[:, 1] - Phi[:, 0])
+    refs = {}
+    for grad in (True, False):  # compiled references first
         G_ref = np.zeros((nt, Y) if grad else (1, 1))
-        f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays)
-        G = np.zeros_like(G_ref)
-        f = sd._grouped_cll.py_func(design.codes, data.C, data.csum, Phi, G, grad, 64, 8, *grp.arrays())
-        _close(f, G, f_ref, G_ref)
+        refs["softmax", grad] = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays), G_ref
         if Y == 2:
-            D = np.ascontiguousarray(Phi[:, 1] - Phi[:, 0])
             g_ref = np.zeros(nt if grad else 1)
-            f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, 64, *arrays)
-            g = np.zeros_like(g_ref)
-            f = sd._grouped_cll2.py_func(design.codes, data.C1, data.csum, D, g, grad, 64, 8, *grp.arrays())
-            _close(f, g, f_ref, g_ref)
+            refs["two", grad] = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, 64, *arrays), g_ref
+    keys = _key_table(design, grp, 64, np.int32)  # compiled: the keys are within the tables (asserted by their test)
+    for name in dir(sd):
+        if hasattr(getattr(sd, name), "py_func"):
+            monkeypatch.setattr(sd, name, getattr(sd, name).py_func)
+    for grad in (True, False):
+        G = np.zeros((nt, Y) if grad else (1, 1))
+        f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, grad, 64, 8, *grp.arrays())
+        _close(f, G, *refs["softmax", grad])
+        if Y == 2:
+            g = np.zeros(nt if grad else 1)
+            f = sd._grouped_cll2(design.codes, data.C1, data.csum, D, g, grad, 64, 8, *grp.arrays())
+            _close(f, g, *refs["two", grad])
+            g = np.zeros(nt if grad else 1)
+            f = sd._keyed_cll2(keys, data.C1, data.csum, D, g, grad, 64, 8, grp.table_off, grp.entry_start,
+                               grp.entry_n, grp.entry_rows)
+            _close(f, g, *refs["two", grad])
 
 
 def test_combined_tables_only_where_they_apply(problem, monkeypatch):
@@ -465,3 +477,98 @@ def test_combined_fit_ends_where_the_exact_order_does(problem, param):
     assert a.train_cll == pytest.approx(b.train_cll, rel=2e-8)
     np.testing.assert_allclose(fits[0].predict_proba(Xt), fits[1].predict_proba(Xt), atol=1e-4)
     np.testing.assert_array_equal(fits[0].predict(Xt), fits[1].predict(Xt))
+
+
+# ---------------------------------------------------------------- stored group keys (SubsetDesign.group_keys)
+def _key_table(design, grp, chunk, dtype):
+    keys = np.zeros((-(-design.n // chunk), grp.n_groups, chunk + sd.TABLE_PAD), dtype)
+    sd._group_key_table(design.codes, chunk, grp.attrs, grp.strides, grp.n_attrs, grp.table_off, keys)
+    return keys
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_keyed_kernel_is_the_grouped_kernel_bit_for_bit(problem, n):
+    """The combined-table kernel with the design rows' table entries stored (uint16 and int32) gives the numbers of
+    the one that finds them from the codes, bit for bit: training codes (compressed and not), codes with unseen
+    combinations, any table bound, block size and tile, with and without gradient, a gradient not starting at 0."""
+    Y, X, y, Xt, yt, layouts, cards = problem
+    if Y != 2:
+        pytest.skip("two classes")
+    layout, gen = layouts[n]
+    known = np.clip(Xt, 0, cards - 1)
+    g0 = np.random.default_rng(3).standard_normal(layout.n_rows)
+    for codes, yy, compress in ((X, y, True), (X, y, False), (known, yt, True)):
+        data, D = _two_class_args(layout, gen, codes, yy, compress=compress)
+        design = data.design
+        for max_keys in (1, 8, 64, sd.GROUP_KEYS):
+            grp = sd.SubsetGroups(design.lookup, max_keys)
+            tables = (grp.table_off, grp.entry_start, grp.entry_n, grp.entry_rows)
+            for chunk, tile in ((1, 1), (5, 3), (64, 64), (10_000, 2)):
+                for dtype in (np.uint16, np.int32):
+                    keys = _key_table(design, grp, chunk, dtype)
+                    assert keys[:, :, chunk:].sum() == 0  # the padding is never written
+                    for grad, start in ((True, None), (False, None), (True, g0)):
+                        g_ref = np.zeros(layout.n_rows if grad else 1) if start is None else start.copy()
+                        g = g_ref.copy()
+                        f_ref = sd._grouped_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, chunk, tile,
+                                                 *grp.arrays())
+                        f = sd._keyed_cll2(keys, data.C1, data.csum, D, g, grad, chunk, tile, *tables)
+                        assert f == f_ref
+                        np.testing.assert_array_equal(g, g_ref)
+
+
+def test_group_keys_stored_from_the_second_evaluation(problem, monkeypatch):
+    """``group_keys``: nothing at a design's first evaluation (a minibatch's only one), the keys from the second on
+    for the same groups and block size (uint16: these tables have fewer than 65,536 entries), nothing beyond
+    ``KEY_BUDGET``; through ``CLL`` the second evaluation runs the keyed kernel and gives the first's numbers bit for
+    bit."""
+    Y, X, y, _, _, layouts, _ = problem
+    if Y != 2:
+        pytest.skip("two classes")
+    layout, gen = layouts[2]
+    design = layout.design(X)
+    grp = design.combined()
+    assert grp is not None
+    assert design.group_keys(grp, 64) is None
+    keys = design.group_keys(grp, 64)
+    assert keys.dtype == np.uint16 and keys.shape == (-(-design.n // 64), grp.n_groups, 64 + sd.TABLE_PAD)
+    np.testing.assert_array_equal(keys, _key_table(design, grp, 64, np.int32))
+    assert design.group_keys(grp, 64) is keys
+    assert design.group_keys(grp, 32) is None  # another block size: first call again
+    assert design.group_keys(grp, 32).shape[2] == 32 + sd.TABLE_PAD
+    monkeypatch.setattr(sd, "KEY_BUDGET", keys.nbytes - 1)
+    small = layout.design(X)
+    assert small.group_keys(grp, 64) is None and small.group_keys(grp, 64) is None  # beyond the budget
+    monkeypatch.setattr(sd, "KEY_BUDGET", keys.nbytes)
+    exact = layout.design(X)
+    assert exact.group_keys(grp, 64) is None and exact.group_keys(grp, 64) is not None
+    calls = []
+    keyed = sd._keyed_cll2
+    monkeypatch.setattr(sd, "_keyed_cll2", lambda *a: calls.append(a[5]) or keyed(*a))
+    cll = CLL(Data.from_design(layout.design(X), y, 2), layout.n_rows)
+    Phi = _phi(layout, gen)
+    f1, G1 = cll(Phi)
+    f2, G2 = cll(Phi)
+    assert calls == [True] and f1 == f2
+    np.testing.assert_array_equal(G1, G2)
+
+
+@pytest.mark.parametrize("param", ["weighted", "discriminative"])
+def test_fit_with_stored_keys_is_the_same_fit(problem, param, monkeypatch):
+    """A whole DBL² / LR² fit with the authors' penalty: with the keys stored (the default) and found at every
+    evaluation (``KEY_BUDGET`` 0), the same iterates: the same final ``x`` bit for bit, iterations and trace."""
+    Y, X, y, _, _, _, cards = problem
+    if Y != 2:
+        pytest.skip("two classes")
+
+    def fit():
+        return BNClassifier(structure="anje", n=2, param=param, init="zeros", optimizer="lbfgs", reg="rows",
+                            lam=0.01, discretize=False, cardinalities=cards,
+                            optimizer_options={"maxiter": 300, "history": 5}).fit(X, y)
+
+    a = fit()
+    monkeypatch.setattr(sd, "KEY_BUDGET", 0)
+    b = fit()
+    assert a.n_iter_ == b.n_iter_ > 20
+    assert [t["obj"] for t in a.scorer_.trace] == [t["obj"] for t in b.scorer_.trace]
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))

@@ -11,7 +11,9 @@ bit for bit, as one that never stopped (``tests/test_fit_checkpoint.py``).
 ``setulb`` is private to scipy; its arguments are those of scipy's C translation of L-BFGS-B
 (1.15 and later). :func:`available` checks, once per process, that this scipy's routine takes
 them and that :func:`run` retraces :func:`scipy.optimize.minimize` on a small problem; where it
-does not, :func:`bncbench.engine.optim.lbfgs` uses ``minimize`` and does not checkpoint.
+does, :func:`bncbench.engine.optim.lbfgs` steps every fit through :func:`run` (checkpointed or not: the
+same iterates, without ``minimize``'s wrappers), and where it does not, it uses ``minimize`` and does not
+checkpoint.
 """
 
 from __future__ import annotations

@@ -176,10 +176,11 @@ class Tracer:
             Further fields an optimizer records (e.g. ``flops``).
         """
         p = self.problem
-        rec = {"iter": len(self.trace), "nll": float(p.nll(x)), "n_fev": int(p.n_fev),
+        hit = p.cached(x)  # (f, nll) of an iterate just evaluated: f is nll + penalty, as computed below
+        rec = {"iter": len(self.trace), "nll": float(p.nll(x) if hit is None else hit[1]), "n_fev": int(p.n_fev),
                "time": time.perf_counter() - self.t0, **extra}
         if p.regularized:
-            rec["obj"] = float(rec["nll"] + p._penalty(x)[0])
+            rec["obj"] = float(rec["nll"] + p._penalty(x)[0] if hit is None else hit[0])
         if p.monitor is not None:
             rec.update(p.monitor(x))
         self.trace.append(rec)
@@ -251,9 +252,8 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
         return x0, tr.trace, 0
     options = {"maxiter": s["maxiter"], "ftol": s["ftol"], "gtol": s["gtol"], "maxcor": int(s["history"]),
                "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": int(s["maxls"])}
-    ck = checkpoint.active()
-    if ck is not None and lbfgsb.available():
-        return _lbfgs_checkpointed(problem, x0, f0, options, tr, ck, fg)
+    if lbfgsb.available():  # minimize's iterates bit for bit, without its wrappers' work per evaluation
+        return _lbfgs_stepped(problem, x0, f0, options, tr, checkpoint.active(), fg)
 
     def cb(intermediate_result):
         tr.record(intermediate_result.x)
@@ -277,15 +277,18 @@ def _offset(problem: Problem):
     return fg
 
 
-def _lbfgs_checkpointed(problem: Problem, x0: np.ndarray, f0: float, options: dict, tr: Tracer,
-                        ck: "checkpoint.FitCheckpoint", fg=None) -> tuple[np.ndarray, list[dict], int]:
-    """:func:`lbfgs`'s L-BFGS-B, saved every ``ck.every`` seconds and resumed from a matching save.
+def _lbfgs_stepped(problem: Problem, x0: np.ndarray, f0: float, options: dict, tr: Tracer,
+                   ck: "checkpoint.FitCheckpoint | None", fg=None) -> tuple[np.ndarray, list[dict], int]:
+    """:func:`lbfgs`'s L-BFGS-B stepped by :func:`bncbench.engine.lbfgsb.run`; with a checkpoint ``ck``, saved
+    every ``ck.every`` seconds and resumed from a matching save.
 
-    The same iterates, trace (but its times) and ``n_iter`` as ``minimize`` gives, whether or not
-    the fit went on from a checkpoint (:mod:`bncbench.engine.checkpoint`).
+    The same iterates, trace (but its times) and ``n_iter`` as ``minimize`` gives (what
+    :func:`bncbench.engine.lbfgsb.available` checks once per process), whether or not the fit went on from a
+    checkpoint (:mod:`bncbench.engine.checkpoint`); without ``minimize``'s wrappers (0.2-0.4 ms of an adult LR²
+    evaluation in one comparison, ``docs/benchmarks.md``).
     """
-    saver = ck.begin(checkpoint.fingerprint(x0, f0, options))
-    if saver.state is not None:
+    saver = None if ck is None else ck.begin(checkpoint.fingerprint(x0, f0, options))
+    if saver is not None and saver.state is not None:
         state = saver.state
         tr.trace, problem.n_fev = saver.trace, saver.n_fev
         tr.t0 -= saver.elapsed  # the trace's times go on from the saved run's
@@ -294,7 +297,7 @@ def _lbfgs_checkpointed(problem: Problem, x0: np.ndarray, f0: float, options: di
 
     def on_iteration(st):
         tr.record(st.x)
-        if st.task[0] != lbfgsb.STOP:
+        if saver is not None and st.task[0] != lbfgsb.STOP:
             saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0)
 
     state = lbfgsb.run(fg or problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],

@@ -130,6 +130,22 @@ class Problem:
                 return f, nll, g
         return None
 
+    def cached(self, x: np.ndarray) -> tuple[float, float] | None:
+        """The objective and data term at ``x`` if ``x`` was just evaluated (from the cache), else None.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_params,)
+            Parameter vector.
+
+        Returns
+        -------
+        (float, float) or None
+            ``(f, nll)``: ``f`` is ``nll`` plus the penalty at ``x``, as :meth:`fg` and :meth:`f` computed it.
+        """
+        hit = self._lookup(x, False)
+        return None if hit is None else (hit[0], hit[1])
+
     def _store(self, x, f, nll, g):
         self._cache.append((x.copy(), f, nll, g))
         del self._cache[:-4]

@@ -37,7 +37,10 @@ By default (the engine option ``combine_subsets``), with every subset dense and 
 number of classes), consecutive subsets that combine share one lookup (:class:`SubsetGroups`,
 :func:`_grouped_cll2`, :func:`_grouped_cll`): a table per group keyed by its attributes' union. The
 same objective with the sums in another order, so equal to rounding (connect-4's A2JE: 178 lookups per
-design row instead of 861, about 0.37x the time per evaluation).
+design row instead of 861, about 0.37x the time per evaluation). With two classes, from a design's second
+evaluation on, every design row's entry in every table is stored (:meth:`SubsetDesign.group_keys`,
+:func:`_keyed_cll2`): the same sums in the same order, bit for bit, without finding the keys from the codes again
+(adult's A2JE: about 0.7x the time per evaluation).
 """
 
 from __future__ import annotations
@@ -72,6 +75,11 @@ GROUP_BUDGET = 256 * 2**20
 """Bytes of the combined tables at most: their values and gradient (16 bytes per entry, per evaluation) and the
 rows every entry reads (:attr:`SubsetGroups.entry_rows`, once); beyond it, the per-subset kernels. Connect-4's
 A3JE on half the rows: 2.0 million entries, about 65 MB."""
+KEY_BUDGET = 64 * 2**20
+"""Bytes of a design's stored group keys at most (:meth:`SubsetDesign.group_keys`: every design row's entry in every
+combined table, 2 bytes each where the tables have at most 65,536 entries, else 4, by block); beyond it the kernel
+finds the keys from the codes at every evaluation (:func:`_grouped_cll2`). Adult's A2JE: 3.9 MiB; connect-4's:
+48 MiB."""
 TABLE_PAD = 16
 """Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
 2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
@@ -143,6 +151,7 @@ class SubsetDesign:
         self.combine = bool(combine)
         self._dense = None  # dense_exact, found when first asked
         self._all_seen = None
+        self._keys = None  # ((groups, chunk), stored group keys or None), see group_keys
 
     @property
     def n(self) -> int:
@@ -177,13 +186,18 @@ class SubsetDesign:
     def nll2(self, D: np.ndarray, C1: np.ndarray, csum: np.ndarray, g: np.ndarray, grad: bool) -> float:
         """Two classes: NLL from ``D = Phi[:, 1] - Phi[:, 0]``; adds ``dL/dPhi[:, 1]`` into ``g`` when ``grad``.
 
-        Through :func:`_grouped_cll2` where :meth:`combined` gives tables (the sums in another order);
+        Through :func:`_grouped_cll2` where :meth:`combined` gives tables (the sums in another order), from the
+        second evaluation on through :func:`_keyed_cll2` with the keys stored (:meth:`group_keys`, the same numbers);
         otherwise through :func:`_subset_cll2_dense` where :meth:`dense_exact` holds and, with ``grad``,
         ``g`` is zero (as :class:`~bncbench.engine.loss.CLL` passes it): the same numbers, faster.
         """
         groups = self.combined()
         if groups is not None:
             B = block_size(groups.n_groups, 2 * D.nbytes + groups.nbytes(1))
+            keys = self.group_keys(groups, B)
+            if keys is not None:
+                return _keyed_cll2(keys, C1, csum, D, g, grad, B, SCATTER_TILE, groups.table_off, groups.entry_start,
+                                   groups.entry_n, groups.entry_rows)
             return _grouped_cll2(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * D.nbytes + self.lookup.nbytes())
         if self.dense_exact(grad) and not (grad and g.any()):
@@ -215,6 +229,44 @@ class SubsetDesign:
         g = lk.groups
         ok = g.fits and g.nbytes(values) <= GROUP_BUDGET and g.n_groups <= GROUP_RATIO * lk.n_subsets
         return g if ok else None
+
+    def group_keys(self, groups: SubsetGroups, chunk: int) -> np.ndarray | None:
+        """Every design row's entry in every combined table, stored by block, or None (found at each evaluation).
+
+        The entries depend on the codes only, so a design evaluated again (a fit's every evaluation) reads them
+        instead of finding them from the codes (:func:`_group_key_table`): the gather is then one load of the key
+        and one of the table, and the scatter reads the same keys. Stored at the second call for these ``groups``
+        and ``chunk`` (a design evaluated once, such as a minibatch, stores nothing), while they take at most
+        :data:`KEY_BUDGET` bytes: uint16 where the tables have at most 65,536 entries, else int32.
+
+        Parameters
+        ----------
+        groups : SubsetGroups
+            The combined tables (:meth:`combined`).
+        chunk : int
+            Design rows per block of the kernel.
+
+        Returns
+        -------
+        ndarray of shape (n_blocks, n_groups, chunk + TABLE_PAD) or None
+            ``keys[k, grp, b]``: the entry (offset in the concatenated tables) of design row ``k * chunk + b`` in
+            group ``grp``'s table.
+        """
+        tag = (groups, int(chunk))
+        if self._keys is None or self._keys[0][0] is not groups or self._keys[0][1] != tag[1]:
+            self._keys = (tag, None, False)  # first call for these: nothing stored
+            return None
+        if self._keys[1] is None and not self._keys[2]:
+            n_blocks = -(-self.n // int(chunk))
+            dtype = np.uint16 if int(groups.table_off[-1]) <= 2**16 else np.int32
+            shape = (n_blocks, groups.n_groups, int(chunk) + TABLE_PAD)
+            keys = None
+            if np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize <= KEY_BUDGET:
+                keys = np.zeros(shape, dtype)
+                _group_key_table(self.codes, int(chunk), groups.attrs, groups.strides, groups.n_attrs,
+                                 groups.table_off, keys)
+            self._keys = (tag, keys, True)
+        return self._keys[1]
 
     def dense_exact(self, grad: bool) -> bool:
         """Whether :func:`_subset_cll2_dense` gives this design's numbers exactly.
@@ -612,6 +664,49 @@ def _group_keys(key, ct, B, base, attrs, strides, n):  # pragma: no cover - comp
             key[b] += col[b] * st
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _group_tables(D, table_off, entry_start, entry_n, entry_rows):  # pragma: no cover - compiled
+    """The combined tables of score differences: entry ``e`` of group ``grp`` the sum of its subsets' ``D`` rows,
+    in subset order.
+
+    ``D`` holds the loss's rows, the trained ones (``CLL(data, layout.n_trained)``), while an entry names every
+    subset's row for its values, a subset's unseen row (beyond them) included: such a row is left out (an entry
+    with one is never met by a training row, which is what the loss evaluates)."""
+    G = entry_n.shape[0]
+    R = D.shape[0]
+    T = np.empty(table_off[G])
+    for grp in range(G):
+        m = entry_n[grp]
+        p = entry_start[grp]
+        for e in range(table_off[grp], table_off[grp + 1]):
+            v = 0.0
+            for i in range(m):
+                r = entry_rows[p + i]
+                if r < R:
+                    v += D[np.uint64(r)]
+            T[e] = v
+            p += m
+    return T
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows):  # pragma: no cover - compiled
+    """Each table entry's gradient ``gt[e]`` added into every row of ``g`` it was built from, group by group (the rows
+    ``g`` holds: :func:`_group_tables`)."""
+    G = entry_n.shape[0]
+    R = g.shape[0]
+    for grp in range(G):
+        m = entry_n[grp]
+        p = entry_start[grp]
+        for e in range(table_off[grp], table_off[grp + 1]):
+            v = gt[e]
+            for i in range(m):
+                r = entry_rows[p + i]
+                if r < R:
+                    g[np.uint64(r)] += v
+            p += m
+
+
 @numba.njit(cache=True, nogil=True)
 def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides, n_attrs, table_off, entry_start,
                   entry_n, entry_rows):  # pragma: no cover - compiled
@@ -625,19 +720,7 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
     N = codes.shape[0]
     G = n_attrs.shape[0]
     E = table_off[G]
-    R = D.shape[0]  # the loss's rows: the trained ones; an entry with a subset's unseen row is never met in training
-    T = np.empty(E)
-    for grp in range(G):
-        m = entry_n[grp]
-        p = entry_start[grp]
-        for e in range(table_off[grp], table_off[grp + 1]):
-            v = 0.0
-            for i in range(m):
-                r = entry_rows[p + i]
-                if r < R:
-                    v += D[np.uint64(r)]
-            T[e] = v
-            p += m
+    T = _group_tables(D, table_off, entry_start, entry_n, entry_rows)
     gt = np.zeros(E if want_grad else 1)
     table = np.empty((G, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=np.int32)
     key = np.empty(chunk, dtype=np.int64)
@@ -661,17 +744,53 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
         if want_grad:
             _tile_scatter(g, gt, table, d, B, G, tile)
     if want_grad:
-        for grp in range(G):
-            m = entry_n[grp]
-            p = entry_start[grp]
-            for e in range(table_off[grp], table_off[grp + 1]):
-                v = gt[e]
-                for i in range(m):
-                    r = entry_rows[p + i]
-                    if r < R:
-                        g[np.uint64(r)] += v
-                p += m
+        _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows)
     return nll
+
+
+@numba.njit(cache=True, nogil=True)
+def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_start, entry_n,
+                entry_rows):  # pragma: no cover - compiled
+    """:func:`_grouped_cll2` with the design rows' table entries stored (:meth:`SubsetDesign.group_keys`): the
+    same sums in the same order, so the same numbers bit for bit, without finding the keys from the codes."""
+    N = C1.shape[0]
+    G = table_off.shape[0] - 1
+    E = table_off[G]
+    T = _group_tables(D, table_off, entry_start, entry_n, entry_rows)
+    gt = np.zeros(E if want_grad else 1)
+    nll = 0.0
+    for b0 in range(0, N, chunk):
+        B = min(chunk, N - b0)
+        kb = keys[b0 // chunk]
+        d = _class_scores(D, B)
+        for grp in range(G):
+            row = kb[grp]
+            for b in range(B):
+                d[b] += T[np.uint64(row[b])]
+        nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
+        if want_grad:
+            _tile_scatter(g, gt, kb, d, B, G, tile)
+    if want_grad:
+        _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows)
+    return nll
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_key_table(codes, chunk, attrs, strides, n_attrs, table_off, out):  # pragma: no cover - compiled
+    """``out[k, grp, b]``: the combined table entry of design row ``k * chunk + b`` in group ``grp`` (what
+    :func:`_grouped_cll2` finds at every evaluation), block by block."""
+    N = codes.shape[0]
+    G = n_attrs.shape[0]
+    key = np.empty(chunk, dtype=np.int64)
+    for b0 in range(0, N, chunk):
+        B = min(chunk, N - b0)
+        ct, _ = _block(codes, b0, B)
+        kb = out[b0 // chunk]
+        for grp in range(G):
+            _group_keys(key, ct, B, table_off[grp], attrs[grp], strides[grp], n_attrs[grp])
+            row = kb[grp]
+            for b in range(B):
+                row[b] = key[b]
 
 
 @numba.njit(cache=True, nogil=True)
