@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+from sklearn.utils._param_validation import InvalidParameterError, make_constraint, validate_parameter_constraints
 
 from bncbench.components import (ESTIMATORS, EXECUTORS, FLAT_KINDS, INITS, MODEL_KINDS, OBJECTIVES, OPTIMIZERS,
                                  PARAMETERIZATIONS, STRUCTURES)
@@ -64,10 +64,41 @@ def check_constraints(constraints: dict, values: dict, who: str) -> None:
     ParameterError
         ``The 'k' parameter of BNClassifier must be an int in the range [0, inf). Got -1 instead.``
     """
+    # scikit-learn's own test of each value (a constraint object's ``is_satisfied_by``), on constraint objects made
+    # once per declaration; a value none satisfies (or an undeclared form) goes to scikit-learn's function, which
+    # raises its message (it makes every constraint object anew at each call: half the cost of a small fit's check)
+    rest = {}
+    for name, value in values.items():
+        cons = constraints.get(name)
+        if cons is None:
+            continue
+        made = _made(cons)
+        if made is None or not any(c.is_satisfied_by(value) for c in made):
+            rest[name] = value
+    if not rest:
+        return
     try:
-        validate_parameter_constraints(constraints, values, caller_name=who)
+        validate_parameter_constraints(constraints, rest, caller_name=who)
     except InvalidParameterError as exc:
         raise ParameterError(" ".join(str(exc).split())) from None
+
+
+_MADE: dict = {}
+
+
+def _made(cons):
+    """scikit-learn's constraint objects of a declared list (``make_constraint`` of each), made once per list; None
+    for another form (``"no_validation"``)."""
+    hit = _MADE.get(id(cons))
+    if hit is not None and hit[0] is cons:
+        return hit[1]
+    if not isinstance(cons, (list, tuple)):
+        return None
+    made = [make_constraint(c) for c in cons]
+    if len(_MADE) > 4096:  # declarations are few; lists built per call would otherwise pile up
+        _MADE.clear()
+    _MADE[id(cons)] = (cons, made)  # the list is kept, so its id is not reused
+    return made
 
 
 def _noun(comp: Component) -> str:
