@@ -29,3 +29,45 @@ def test_same_point_as_before(n):
         cases.append((a[::2], a[::2].copy()))  # a strided view
     for x, y in cases:
         assert same_point(x, y) == _former_same_point(x, y) == np.array_equal(x, y)
+
+
+def _former_split(y, fraction, seed=0):
+    """``validation.split`` before the compiled pass (the reference)."""
+    y = np.asarray(y)
+    rng = np.random.default_rng(int(seed))
+    perm = rng.permutation(y.size)
+    order = perm[np.argsort(y[perm], kind="stable")]
+    counts = np.bincount(y)
+    rank = np.arange(y.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    take = np.minimum(np.rint(fraction * counts), np.maximum(counts - 1, 0)).astype(np.int64)
+    held = np.sort(order[rank < np.repeat(take, counts)])
+    return np.setdiff1d(np.arange(y.size), held), held
+
+
+def test_validation_split_as_before():
+    from bncbench.engine.validation import split
+    from bncbench.errors import BNCBenchError
+
+    rng = np.random.default_rng(0)
+    for t in range(300):
+        n = int(rng.integers(2, 400))
+        y = rng.integers(0, int(rng.integers(1, 12)), n)
+        if t % 3 == 0:
+            y = np.sort(y)
+        if t % 5 == 0:
+            y = y.astype(np.int32)
+        fraction = float(rng.choice([0.1, 0.2, 0.25, 0.5, 0.05, 0.9, rng.uniform(0.01, 0.99)]))
+        seed = int(rng.integers(0, 5))
+        want = _former_split(y, fraction, seed)
+        if want[1].size == 0:  # nothing held out: refused, as before
+            with pytest.raises(BNCBenchError):
+                split(y, fraction, seed)
+            continue
+        got = split(y, fraction, seed)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == np.intp
+    with pytest.raises(ValueError):
+        split(np.array([0, 1, -1, 1]), 0.5)
+    with pytest.raises(TypeError):
+        split(np.array([0.0, 1.0, 1.0, 0.0]), 0.5)

@@ -17,7 +17,9 @@ optimizer knows about it.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
+
 from bncbench.errors import BNCBenchError
 
 KEYS = ("validation_fraction", "patience", "validation_seed", "validation_start")
@@ -58,16 +60,39 @@ def split(y: np.ndarray, fraction: float, seed: int = 0) -> tuple[np.ndarray, np
     y = np.asarray(y)
     rng = np.random.default_rng(int(seed))
     perm = rng.permutation(y.size)
-    order = perm[np.argsort(y[perm], kind="stable")]  # rows grouped by class, shuffled within each class
-    counts = np.bincount(y)
-    rank = np.arange(y.size) - np.repeat(np.cumsum(counts) - counts, counts)  # position within its class
-    take = np.minimum(np.rint(fraction * counts), np.maximum(counts - 1, 0)).astype(np.int64)
-    held = np.sort(order[rank < np.repeat(take, counts)])
+    # of each class, its first round(fraction * n_c) rows in the permutation's order (at most n_c - 1) are held out
+    held = np.zeros(y.size, dtype=np.bool_)
+    if y.dtype.kind not in "iu" or not _held_rows(perm, y.astype(np.int64, copy=False), float(fraction), held):
+        np.bincount(y)  # not class codes: numpy's error, as before
+    train, held = np.flatnonzero(~held), np.flatnonzero(held)
     if held.size == 0:
         raise BNCBenchError(f"validation_fraction {fraction} of {y.size} training rows holds out none")
-    keep = np.ones(y.size, dtype=bool)
-    keep[held] = False
-    return np.flatnonzero(keep), held  # np.setdiff1d(np.arange(y.size), held), without its sort
+    return train, held
+
+
+@numba.njit(cache=True, nogil=True)
+def _held_rows(perm, y, fraction, held):  # pragma: no cover - compiled
+    """Mark in ``held`` the first ``min(rint(fraction * n_c), max(n_c - 1, 0))`` rows of each class ``c`` in the order
+    of ``perm`` (the former numpy form: rows grouped by class in that order by a stable sort, each one's rank within
+    its class; ``tests/test_small_fit_costs.py``); False, marking nothing, if a code is negative."""
+    n_cls = 0
+    for i in range(y.size):
+        if y[i] < 0:
+            return False
+        n_cls = max(n_cls, y[i] + 1)
+    counts = np.zeros(n_cls, np.int64)
+    for i in range(y.size):
+        counts[y[i]] += 1
+    take = np.empty(n_cls, np.int64)
+    for c in range(n_cls):
+        take[c] = np.int64(min(np.rint(fraction * counts[c]), max(counts[c] - 1, 0)))
+    seen = np.zeros(n_cls, np.int64)
+    for p in perm:
+        c = y[p]
+        if seen[c] < take[c]:
+            held[p] = True
+            seen[c] += 1
+    return True
 
 
 class Validation:
