@@ -71,3 +71,44 @@ def test_validation_split_as_before():
         split(np.array([0, 1, -1, 1]), 0.5)
     with pytest.raises(TypeError):
         split(np.array([0.0, 1.0, 1.0, 0.0]), 0.5)
+
+
+def _former_error_and_nll(S, y):
+    """``Validation.__call__``'s error rate and NLL before the compiled passes (the reference)."""
+    from bncbench.engine.validation import logsumexp_rows
+
+    err = float(np.count_nonzero(np.argmax(S, axis=1) != y) / y.size)
+    nll = float((logsumexp_rows(S) - S[np.arange(y.size), y]).sum())
+    return err, nll
+
+
+@pytest.mark.parametrize("K", [2, 3, 4, 7, 8, 9, 10, 17])
+def test_validation_error_and_nll_as_before_to_the_bit(K):
+    from bncbench.engine.validation import error_and_nll
+
+    rng = np.random.default_rng(K)
+    for n in (1, 5, 8, 9, 129, 300, 1000):
+        for scale in (1e-3, 1.0, 50.0):
+            S = scale * rng.standard_normal((n, K))
+            S[: n // 3, 1] = S[: n // 3, 0]  # ties for the maximum
+            S[n // 3 : n // 2] = np.round(S[n // 3 : n // 2])  # more ties
+            y = rng.integers(0, K, n)
+            assert error_and_nll(S, y) == _former_error_and_nll(S, y)
+
+
+def test_validation_of_a_whole_fit_as_before(monkeypatch):
+    """An early-stopped MM fit: the same trace (held-out error and NLL of every iterate) and parameters."""
+    from bncbench import BNClassifier
+    from bncbench.data.sources import random_bnc, sample_random_bnc
+    from bncbench.engine import validation
+
+    net = random_bnc(5, (2, 4), p=1, n_classes=4, seed=2)
+    X, y = sample_random_bnc(net, 500, seed=3)
+    kw = dict(structure="nb", param="extended", objective="margin", optimizer="cg", margin_lam=0.05, kappa=0.25,
+              optimizer_options={"validation_fraction": 0.3, "patience": 4})
+    new = BNClassifier(**kw).fit(X, y)
+    monkeypatch.setattr(validation, "error_and_nll", _former_error_and_nll)
+    old = BNClassifier(**kw).fit(X, y)
+    strip = lambda tr: [{k: v for k, v in r.items() if k != "time"} for r in tr]  # noqa: E731
+    assert strip(new.trace_) == strip(old.trace_)
+    np.testing.assert_array_equal(new.scorer_.x, old.scorer_.x)
