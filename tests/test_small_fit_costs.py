@@ -112,3 +112,33 @@ def test_validation_of_a_whole_fit_as_before(monkeypatch):
     strip = lambda tr: [{k: v for k, v in r.items() if k != "time"} for r in tr]  # noqa: E731
     assert strip(new.trace_) == strip(old.trace_)
     np.testing.assert_array_equal(new.scorer_.x, old.scorer_.x)
+
+
+@pytest.mark.parametrize("outside", [1, 2])
+def test_blas_limited_during_the_fit_and_restored(outside):
+    """The limit is skipped only when the BLAS runs that many threads already: inside 1 thread, outside as before."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from bncbench import BNClassifier
+    from bncbench.engine import optimize
+    from bncbench.engine.fit import build_problem
+
+    def blas():
+        return max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"), default=1)
+
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 3, (200, 4)), rng.integers(0, 2, 200)
+    tables = BNClassifier(structure="nb", discretize=False, cardinalities=[3] * 4).fit(X, y).tables_
+    _, pmap, problem = build_problem(tables, X, y, param="discriminative")
+    seen, fg = [], problem.fg
+
+    def spy(x):
+        seen.append(blas())
+        return fg(x)
+
+    problem.fg = spy
+    with threadpool_limits(limits=outside, user_api="blas"):
+        before = blas()
+        optimize("cg", problem, pmap.x0(), {"maxiter": 3})
+        assert blas() == before
+    assert seen and set(seen) == {1}
