@@ -142,3 +142,29 @@ def test_blas_limited_during_the_fit_and_restored(outside):
         optimize("cg", problem, pmap.x0(), {"maxiter": 3})
         assert blas() == before
     assert seen and set(seen) == {1}
+
+
+@pytest.mark.parametrize("method", ["cg", "bfgs"])
+def test_value_and_gradient_apart_give_scipys_iterates_as_before(monkeypatch, method):
+    """scipy's CG and BFGS given the value and the gradient as two functions: the same fit, to the bit, as with
+    ``jac=True`` (the former call), early stopping included."""
+    from bncbench import BNClassifier
+    from bncbench.data.sources import random_bnc, sample_random_bnc
+    from bncbench.engine import optim
+
+    net = random_bnc(5, (2, 4), p=1, n_classes=3, seed=7)
+    X, y = sample_random_bnc(net, 400, seed=8)
+    kw = dict(structure="tan", param="extended", objective="margin", optimizer=method, margin_lam=0.05, kappa=0.25,
+              optimizer_options={"validation_fraction": 0.2, "patience": 6})
+    new = BNClassifier(**kw).fit(X, y)
+    real = optim.minimize
+
+    def former(fun, x0, jac=None, **rest):  # the former call: one function giving both, jac=True
+        return real(lambda x: (fun(x), jac(x)), x0, jac=True, **rest)
+
+    monkeypatch.setattr(optim, "minimize", former)
+    old = BNClassifier(**kw).fit(X, y)
+    strip = lambda tr: [{k: v for k, v in r.items() if k != "time"} for r in tr]  # noqa: E731
+    assert strip(new.trace_) == strip(old.trace_)
+    np.testing.assert_array_equal(new.scorer_.x, old.scorer_.x)
+    assert new.scorer_.n_fev == old.scorer_.n_fev

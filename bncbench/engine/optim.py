@@ -335,7 +335,9 @@ def _scipy_method(method, problem, x0, opts, extra=None):
         state["f"] = f1
 
     cb.__signature__ = _CALLBACK_SIGNATURE  # what inspect.signature finds anyway (scipy asks it at every minimize)
-    res = minimize(problem.fg, x0, jac=True, method=method, callback=cb,
+    # the value and the gradient as two functions, both served by problem.fg (one evaluation per point, from its
+    # cache): the same points and values as jac=True, without scipy's MemoizeJac comparing and copying every point
+    res = minimize(lambda x: problem.fg(x)[0], x0, jac=lambda x: problem.fg(x)[1], method=method, callback=cb,
                    options={"maxiter": s["maxiter"], "gtol": s["gtol"]})
     return res.x, tr.trace, int(state["n"])
 
