@@ -115,6 +115,10 @@ class _LazyOptions(StrOptions):
         return f"a str among {self.registry.names()}"
 
 
+LIVE_CONSTRAINTS = (_LazyOptions,)
+"""Constraints whose answer for a value can change (a registry's names): :mod:`bncbench.validate` re-tests them."""
+
+
 class _OrderedOptions(StrOptions):
     """``StrOptions`` that names its options in the order given (stable docs and messages)."""
 

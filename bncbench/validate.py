@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import InvalidParameterError, make_constrai
 from bncbench.components import (ESTIMATORS, EXECUTORS, FLAT_KINDS, INITS, MODEL_KINDS, OBJECTIVES, OPTIMIZERS,
                                  PARAMETERIZATIONS, STRUCTURES)
 from bncbench.errors import BNCBenchError, did_you_mean
-from bncbench.registry import Component, ParameterError
+from bncbench.registry import LIVE_CONSTRAINTS, Component, ParameterError
 
 __all__ = ["check_classifier", "check_constraints", "check_keys", "check_values", "config_value_error", "owner"]
 
@@ -72,9 +72,14 @@ def check_constraints(constraints: dict, values: dict, who: str) -> None:
         cons = constraints.get(name)
         if cons is None:
             continue
+        key = (id(cons), type(value), value) if type(value) in _SCALARS else None
+        if key is not None and key in _ACCEPTED and _MADE.get(id(cons), (None,))[0] is cons:
+            continue  # this declaration accepted this immutable value before
         made = _made(cons)
         if made is None or not any(c.is_satisfied_by(value) for c in made):
             rest[name] = value
+        elif key is not None and _MADE[id(cons)][2]:
+            _ACCEPTED[key] = True
     if not rest:
         return
     try:
@@ -84,6 +89,9 @@ def check_constraints(constraints: dict, values: dict, who: str) -> None:
 
 
 _MADE: dict = {}
+_ACCEPTED: dict = {}
+"""``(id of a declared list, type, value)`` of immutable values it accepted (the test is a function of the value)."""
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 def _made(cons):
@@ -95,9 +103,13 @@ def _made(cons):
     if not isinstance(cons, (list, tuple)):
         return None
     made = [make_constraint(c) for c in cons]
-    if len(_MADE) > 4096:  # declarations are few; lists built per call would otherwise pile up
+    # an acceptance is remembered only where every test depends on the value alone: not a registry's names, which
+    # plug-ins extend (and tests take back)
+    fixed = not any(isinstance(c, LIVE_CONSTRAINTS) for c in made)
+    if len(_MADE) > 4096 or len(_ACCEPTED) > 65536:  # declarations are few; lists built per call would pile up
         _MADE.clear()
-    _MADE[id(cons)] = (cons, made)  # the list is kept, so its id is not reused
+        _ACCEPTED.clear()  # its keys hold ids of the lists _MADE kept alive
+    _MADE[id(cons)] = (cons, made, fixed)  # the list is kept, so its id is not reused
     return made
 
 

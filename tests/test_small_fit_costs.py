@@ -168,3 +168,66 @@ def test_value_and_gradient_apart_give_scipys_iterates_as_before(monkeypatch, me
     assert strip(new.trace_) == strip(old.trace_)
     np.testing.assert_array_equal(new.scorer_.x, old.scorer_.x)
     assert new.scorer_.n_fev == old.scorer_.n_fev
+
+
+def test_integer_array_features_as_validate_data_sets_them():
+    """An integer ndarray's fit sets n_features_in_ and drops a former table's feature_names_in_, as
+    scikit-learn's validate_data(reset=True) does (the path it replaces)."""
+    import pandas as pd
+    from sklearn.utils.validation import validate_data
+
+    from bncbench import BNClassifier
+    from bncbench.model.classifier import _reset_features
+
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 3, (60, 4)), rng.integers(0, 2, 60)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    for first in (None, frame):
+        a, b = BNClassifier(), BNClassifier()
+        if first is not None:
+            a.fit(first, y)
+            b.fit(first, y)
+            assert list(a.feature_names_in_) == list("abcd")
+        validate_data(a, X[:, :3], reset=True, skip_check_array=True)
+        _reset_features(b, X[:, :3])
+        assert a.n_features_in_ == b.n_features_in_ == 3
+        assert hasattr(a, "feature_names_in_") == hasattr(b, "feature_names_in_") == False  # noqa: E712
+    clf = BNClassifier().fit(frame, y).fit(X, y)
+    assert clf.n_features_in_ == 4 and not hasattr(clf, "feature_names_in_")
+
+
+def test_constraint_checks_as_scikit_learns():
+    """check_constraints accepts and refuses as scikit-learn's validate_parameter_constraints (the former call), the
+    same message; a registry's names are re-read (a removed name is refused after it was accepted)."""
+    from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+
+    from bncbench.components import STRUCTURES
+    from bncbench.model.classifier import _hyperparameters
+    from bncbench.registry import ParameterError
+    from bncbench.validate import check_constraints
+
+    spec = _hyperparameters()
+    cons = {name: c for name, (_, c) in spec.items()}
+    good = {name: d for name, (d, _) in spec.items()}
+    bad = {"k": [-1, 1.5, "2", None, True], "m": [-1.0, "x", float("nan")], "structure": ["nope", 3],
+           "random_state": [-3, 2.0], "missing": ["zero", None], "discretize": ["yes", 2]}
+    for _ in range(2):  # the second time from what the first remembered
+        check_constraints(cons, good, "BNClassifier")
+        for name, values in bad.items():
+            for v in values:
+                vals = {**good, name: v}
+                try:
+                    validate_parameter_constraints(cons, vals, caller_name="BNClassifier")
+                except InvalidParameterError as exc:
+                    with pytest.raises(ParameterError) as got:
+                        check_constraints(cons, vals, "BNClassifier")
+                    assert str(got.value) == " ".join(str(exc).split())
+                else:  # accepted by scikit-learn: accepted here too
+                    check_constraints(cons, vals, "BNClassifier")
+    check_constraints(cons, {**good, "structure": "tan"}, "BNClassifier")
+    entry = STRUCTURES._items.pop("tan")
+    try:
+        with pytest.raises(ParameterError):
+            check_constraints(cons, {**good, "structure": "tan"}, "BNClassifier")
+    finally:
+        STRUCTURES._items["tan"] = entry
