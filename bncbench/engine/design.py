@@ -74,7 +74,8 @@ def backed_off_log_theta(tables: CountTables, factor: Factor, m: float) -> list[
                 ppos = factor.levels[lev - 1].lookup(level.keys // pcards[lev - 1])
                 lt = np.where(has[:, :, None], lt, out[lev - 1][ppos])
             out.append(lt)
-    return [np.nan_to_num(t, nan=LOG_FLOOR, neginf=LOG_FLOOR) for t in out]
+    # (a table with no NaN or infinity, as with any m > 0, is returned as is: nan_to_num's copy would equal it)
+    return [t if np.isfinite(t).all() else np.nan_to_num(t, nan=LOG_FLOOR, neginf=LOG_FLOOR) for t in out]
 
 
 class Layout:
