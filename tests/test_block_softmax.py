@@ -82,7 +82,8 @@ def test_extended_fit_is_unchanged_to_the_bit(monkeypatch):
         P = np.exp(self._mapped(x))
         return _former_pullback(self._scaled(G, self.nt), P, self._st, self._bid).ravel()
 
-    monkeypatch.setattr(Extended, "_map", staticmethod(_former_map))
+    monkeypatch.setattr(Extended, "_map", staticmethod(lambda beta, st, bid: _former_map(beta, st,
+                                                                                      _blocks(st, beta.shape[0]))))
     monkeypatch.setattr(Extended, "pullback", former_pullback)
     old = BNClassifier(**kw).fit(X, y)
     np.testing.assert_array_equal(new.scorer_.x, old.scorer_.x)

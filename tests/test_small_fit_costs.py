@@ -231,3 +231,33 @@ def test_constraint_checks_as_scikit_learns():
             check_constraints(cons, {**good, "structure": "tan"}, "BNClassifier")
     finally:
         STRUCTURES._items["tan"] = entry
+
+
+@pytest.mark.parametrize("structure", ["nb", "tan", "kdb"])
+def test_extended_untrained_rows_as_before(structure):
+    """The untrained rows of the start: none without back-off blocks (no map of every row for an empty slice);
+    with them, the map of every row as before."""
+    from bncbench import BNClassifier
+    from bncbench.data.sources import random_bnc, sample_random_bnc
+    from bncbench.engine.design import Layout
+    from bncbench.engine.params import Extended
+    from tests.test_block_softmax import _former_map
+
+    from bncbench.engine.params import _blocks
+
+    net = random_bnc(6, (2, 4), p=2, n_classes=3, seed=1)
+    X, y = sample_random_bnc(net, 150, seed=2)
+    kw = {"k": 2} if structure == "kdb" else {}
+    tables = BNClassifier(structure=structure, discretize=False, **kw).fit(X, y).tables_
+    cols = BNClassifier(structure=structure, discretize=False, **kw).fit(X, y).columns_
+    layout = Layout(tables, X[:, cols])
+    pm = Extended(layout, layout.generative_phi(1.0), "generative")
+    for start in (pm.generative(), pm.origin()):
+        assert start.rest.shape == (layout.n_rows - layout.n_trained, layout.n_classes)
+    bs = layout.block_start
+    want = _former_map(pm._beta0, bs, _blocks(bs, layout.n_rows))[layout.n_trained :]
+    np.testing.assert_array_equal(pm.generative().rest, want)
+    if structure == "nb":
+        assert layout.n_rows == layout.n_trained
+    else:  # back-off blocks that no training row reaches: untrained rows
+        assert layout.n_rows > layout.n_trained

@@ -396,15 +396,21 @@ class Extended(ParamMap):
         self.n_params = self.nt * self.Y
         bs = layout.block_start
         self._st = bs[bs < self.nt]
-        self._bid = _blocks(self._st, self.nt)
-        self._st_all, self._bid_all = bs, _blocks(bs, layout.n_rows)
+        self._st_all = bs
         scale = layout.row_scale
         self._scale = None if scale is None else np.asarray(scale, dtype=float)[:, None]
         self._beta0 = gen if self._scale is None else gen / self._scale  # log theta before the fixed scale
 
+    @property
+    def _bid(self):
+        """The block of every trained row after row 0 (the map and the pullback read the blocks' starts only)."""
+        return _blocks(self._st, self.nt)
+
     def _rest_of(self, beta_all):
         """The untrained rows of ``Phi`` when every row's ``beta`` is ``beta_all``."""
-        return self._scaled(self._map(beta_all, self._st_all, self._bid_all))[self.nt :]
+        if self.nt == self.layout.n_rows:  # none (every row of a network without back-off blocks is trained)
+            return np.empty((0, self.Y))
+        return self._scaled(self._map(beta_all, self._st_all, None))[self.nt :]
 
     def _scaled(self, phi, rows=None):
         if self._scale is None:
@@ -459,7 +465,7 @@ class Extended(ParamMap):
         for xc, m in cache:
             if same_point(xc, x):
                 return m
-        m = self._map(x.reshape(self.nt, self.Y), self._st, self._bid)
+        m = self._map(x.reshape(self.nt, self.Y), self._st, None)
         cache.append((np.array(x, copy=True), m))
         del cache[:-2]
         return m
