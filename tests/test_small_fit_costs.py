@@ -261,3 +261,16 @@ def test_extended_untrained_rows_as_before(structure):
         assert layout.n_rows == layout.n_trained
     else:  # back-off blocks that no training row reaches: untrained rows
         assert layout.n_rows > layout.n_trained
+
+
+def test_registry_name_constraint_as_strOptions():
+    """A registry's names constraint accepts what StrOptions over its names accepts (plug-ins included)."""
+    from sklearn.utils._param_validation import StrOptions
+
+    from bncbench.components import ESTIMATORS, OPTIMIZERS, STRUCTURES
+    from bncbench.registry import options
+
+    for reg in (STRUCTURES, ESTIMATORS, OPTIMIZERS):
+        lazy, plain = options(reg), StrOptions(set(reg.names()))
+        for v in [*reg.names(), "nope", "", None, 3, b"nb", "NB", "tan "]:
+            assert lazy.is_satisfied_by(v) == plain.is_satisfied_by(v)
