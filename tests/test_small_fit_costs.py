@@ -274,3 +274,27 @@ def test_registry_name_constraint_as_strOptions():
         lazy, plain = options(reg), StrOptions(set(reg.names()))
         for v in [*reg.names(), "nope", "", None, 3, b"nb", "NB", "tan "]:
             assert lazy.is_satisfied_by(v) == plain.is_satisfied_by(v)
+
+
+@pytest.mark.parametrize("structure", ["nb", "tan"])
+def test_layout_rows_compiled_as_numpy(structure):
+    """Layout.rows of the factors without parents, compiled, equals the numpy form (float codes still take it):
+    out-of-range and negative codes, int32 and int64 tables."""
+    from bncbench import BNClassifier
+    from bncbench.data.sources import random_bnc, sample_random_bnc
+    from bncbench.engine.design import Layout
+
+    net = random_bnc(7, (2, 5), p=1, n_classes=3, seed=3)
+    X, y = sample_random_bnc(net, 300, seed=4)
+    clf = BNClassifier(structure=structure, discretize=False).fit(X, y)
+    layout = Layout(clf.tables_, X[:, clf.columns_])
+    rng = np.random.default_rng(5)
+    T = X[:, clf.columns_].copy()
+    T[rng.random(T.shape) < 0.1] = -1
+    T[rng.random(T.shape) < 0.1] = 9
+    for dtype in (np.int32, np.int64):
+        got = layout.rows(T, dtype=dtype)
+        want = layout.rows(T.astype(float), dtype=dtype)  # the numpy form
+        assert got.dtype == want.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(layout.rows(T.astype(np.int32), dtype=dtype), want)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numba
 import numpy as np
 
 from bncbench.bn.counts import mixed_radix
@@ -209,7 +210,10 @@ class Layout:
         idx = np.full((N, self.n_factors), -1, dtype=dtype)
         idx[:, 0] = 0
         flat = [fi for fi, f in enumerate(self.tables.factors) if len(f.levels) == 1]
-        if flat:  # factors without parents (all of NB's): the value's row in the one block, every such column at once
+        if flat and codes.dtype.kind in "iu" and codes.ndim == 2 and idx.dtype.kind == "i":
+            # the same rows in one compiled pass (the numpy form below: tests/test_small_fit_costs.py)
+            _flat_rows(codes, *self._flat_plan(flat), idx)
+        elif flat:  # factors without parents (all of NB's): the value's row in the one block, every such column at once
             fs = [self.tables.factors[fi] for fi in flat]
             x = codes[:, [f.child for f in fs]].astype(np.int64, copy=False)
             first = np.array([self.block_row[fi][0][0] if f.levels[0].n_keys else -1 for fi, f in zip(flat, fs)],
@@ -220,6 +224,20 @@ class Layout:
             if len(self.tables.factors[fi].levels) > 1:
                 self._fill_rows(fi, codes, idx[:, fi + 1])
         return idx
+
+    def _flat_plan(self, flat):
+        """Per factor without parents, made once: its code column, the first row of its block (-1: no counts), its
+        cardinality and its column of :meth:`rows`."""
+        plan = self.__dict__.get("_flat_plan_")
+        if plan is None:
+            fs = [self.tables.factors[fi] for fi in flat]
+            plan = self._flat_plan_ = (
+                np.array([f.child for f in fs], dtype=np.int64),
+                np.array([self.block_row[fi][0][0] if f.levels[0].n_keys else -1 for fi, f in zip(flat, fs)],
+                         dtype=np.int64),
+                np.array([f.card for f in fs], dtype=np.int64),
+                np.asarray(flat, dtype=np.int64) + 1)
+        return plan
 
     def factor_rows(self, fi: int, codes: np.ndarray) -> np.ndarray:
         """Column ``1 + fi`` of :meth:`rows`: the row of attribute ``fi``'s value per instance (-1: none).
@@ -276,3 +294,13 @@ class Layout:
             t = tabs[fi][lev][pos]  # (nb, Y, card)
             out[start : start + pos.size * card] = t.transpose(0, 2, 1).reshape(-1, Y)
         return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _flat_rows(codes, child, first, cards, cols, idx):  # pragma: no cover - compiled
+    """:meth:`Layout.rows` of the factors without parents: ``first + x`` where the code ``x`` is in ``[0, card)`` and
+    the factor has counts, else -1."""
+    for n in range(codes.shape[0]):
+        for j in range(child.size):
+            x = np.int64(codes[n, child[j]])
+            idx[n, cols[j]] = first[j] + x if (x >= 0 and x < cards[j] and first[j] >= 0) else -1
