@@ -298,3 +298,28 @@ def test_layout_rows_compiled_as_numpy(structure):
         assert got.dtype == want.dtype == dtype
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(layout.rows(T.astype(np.int32), dtype=dtype), want)
+
+
+@pytest.mark.parametrize("backoff", ["per_class", "any_class"])
+def test_parentless_generative_phi_as_per_factor(monkeypatch, backoff):
+    """NB's generative Phi computed for all factors at once equals the per-factor path to the bit (m = 0 with unseen
+    values and classes too: -inf and NaN floored)."""
+    from bncbench import BNClassifier
+    from bncbench.engine.design import Layout
+
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 5, (120, 6))
+    X[:, 2] = np.minimum(X[:, 2], 2)  # values never seen (cardinality 5 declared)
+    y = rng.integers(0, 3, 120)
+    y[X[:, 0] == 4] = 0  # class 1, 2 never with X0 = 4
+    for m in (0.0, 0.3, 1.0, 7.0):
+        clf = BNClassifier(structure="nb", discretize=False, cardinalities=[5] * 6, m=m, backoff=backoff).fit(X, y)
+        layout = Layout(clf.tables_, X[:, clf.columns_])
+        assert layout._parentless_log_theta(m) is not None
+        new = layout.generative_phi(m)
+        with monkeypatch.context() as mp:
+            mp.setattr(Layout, "_parentless_log_theta", lambda self, m: None)
+            old = layout.generative_phi(m)
+        np.testing.assert_array_equal(new, old)
+    tan = BNClassifier(structure="tan", discretize=False).fit(X, y)
+    assert Layout(tan.tables_, X[:, tan.columns_])._parentless_log_theta(1.0) is None  # parents: the general path

@@ -225,6 +225,26 @@ class Layout:
                 self._fill_rows(fi, codes, idx[:, fi + 1])
         return idx
 
+    def _parentless_log_theta(self, m: float) -> np.ndarray | None:
+        """Where every factor is parentless with counts (NB), their :func:`backed_off_log_theta` side by side, computed
+        for all of them at once: ``(n_classes, sum of cardinalities)``, the rows of ``Phi`` after the class row in
+        order; None otherwise. The same elementwise operations as :meth:`CountTables.log_theta` per factor, so the
+        same values to the bit (the per-class totals are sums of integer counts: exact in any order)."""
+        tables, factors = self.tables, self.tables.factors
+        if (not factors or type(tables).log_theta is not CountTables.log_theta
+                or any(len(f.levels) != 1 or f.levels[0].n_keys != 1 for f in factors)
+                or len(self.segments) != len(factors)
+                or any(seg[0] != fi or seg[2].size != 1 for fi, seg in enumerate(self.segments))):
+            return None
+        C = np.concatenate([f.levels[0].counts[0] for f in factors], axis=1)  # (Y, V), float counts
+        cards = self.cards
+        total = np.add.reduceat(C, np.cumsum(cards) - cards, axis=1)  # (Y, n_factors)
+        with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
+            lt = np.log((C + np.repeat(m / cards, cards)) / np.repeat(total + m, cards, axis=1))
+            if tables.backoff == "any_class":
+                lt = np.where(np.repeat(total > 0, cards, axis=1), lt, np.repeat(-np.log(cards), cards))
+        return lt if np.isfinite(lt).all() else np.nan_to_num(lt, nan=LOG_FLOOR, neginf=LOG_FLOOR)
+
     def _flat_plan(self, flat):
         """Per factor without parents, made once: its code column, the first row of its block (-1: no counts), its
         cardinality and its column of :meth:`rows`."""
@@ -289,6 +309,10 @@ class Layout:
         out = np.empty((self.n_rows, Y))
         with np.errstate(divide="ignore"):
             out[0] = np.nan_to_num(self.tables.log_prior(m), nan=LOG_FLOOR, neginf=LOG_FLOOR)
+        flat = self._parentless_log_theta(m)
+        if flat is not None:
+            out[1:] = flat.T
+            return out
         tabs = [backed_off_log_theta(self.tables, f, m) for f in self.tables.factors]
         for fi, lev, pos, start, card in self.segments:
             t = tabs[fi][lev][pos]  # (nb, Y, card)
