@@ -323,3 +323,84 @@ def test_parentless_generative_phi_as_per_factor(monkeypatch, backoff):
         np.testing.assert_array_equal(new, old)
     tan = BNClassifier(structure="tan", discretize=False).fit(X, y)
     assert Layout(tan.tables_, X[:, tan.columns_])._parentless_log_theta(1.0) is None  # parents: the general path
+
+
+def _former_layout_init(self, tables, codes):
+    """``Layout.__init__`` before the vectorized row attributes (the reference)."""
+    self.tables = tables
+    codes = np.asarray(codes)
+    factors = tables.factors
+    self.n_attributes = len(factors)
+    self.n_factors = 1 + self.n_attributes
+    self.n_classes = tables.n_classes
+    used = [[np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
+    for fi, f in enumerate(factors):
+        used[fi][-1][:] = True
+        if len(f.levels) == 1:
+            continue
+        for lev, pos, _ in self._resolve(f, codes):
+            used[fi][lev][pos] = True
+    self.block_row = [[np.full(lv.n_keys, -1, np.int64) for lv in f.levels] for f in factors]
+    segs = []
+    for trained in (True, False):
+        for fi, f in enumerate(factors):
+            for lev in range(len(f.levels)):
+                pos = np.flatnonzero(used[fi][lev] == trained)
+                if pos.size:
+                    segs.append((fi, lev, pos, trained))
+    start = 1
+    rf, rv, rl, bs = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], []
+    self.segments = []
+    n_trained = 1
+    for fi, lev, pos, trained in segs:
+        card = factors[fi].card
+        rows = start + np.arange(pos.size, dtype=np.int64) * card
+        self.block_row[fi][lev][pos] = rows
+        self.segments.append((fi, lev, pos, start, card))
+        bs.append(rows)
+        n = pos.size * card
+        rf.append(np.full(n, fi + 1, np.int64))
+        rv.append(np.tile(np.arange(card, dtype=np.int64), pos.size))
+        rl.append(np.full(n, lev, np.int64))
+        start += n
+        if trained:
+            n_trained = start
+    self.n_rows = start
+    self.n_trained = n_trained
+    self.row_factor = np.concatenate(rf)
+    self.row_value = np.concatenate(rv)
+    self.row_level = np.concatenate(rl)
+    self.block_start = np.concatenate(bs) if bs else np.zeros(0, np.int64)
+    self.cards = np.array([f.card for f in factors], dtype=np.int64)
+    self.value_offset = np.zeros(self.n_attributes + 1, np.int64)
+    np.cumsum(self.cards, out=self.value_offset[1:])
+
+
+@pytest.mark.parametrize("structure,kw", [("nb", {}), ("tan", {}), ("kdb", {"k": 2}), ("skdb", {"k": 1})])
+def test_layout_as_before(structure, kw):
+    """Every attribute of the layout equals the former construction's (rows, blocks, segments, back-off blocks)."""
+    from bncbench import BNClassifier
+    from bncbench.data.sources import random_bnc, sample_random_bnc
+    from bncbench.engine.design import Layout
+
+    net = random_bnc(7, (2, 5), p=2, n_classes=3, seed=12)
+    X, y = sample_random_bnc(net, 200, seed=13)
+    clf = BNClassifier(structure=structure, discretize=False, **kw).fit(X, y)
+    codes = X[:, clf.columns_]
+    new = Layout(clf.tables_, codes)
+    old = Layout.__new__(Layout)
+    _former_layout_init(old, clf.tables_, codes)
+    for name in ("n_rows", "n_trained", "n_factors", "n_attributes", "n_classes"):
+        assert getattr(new, name) == getattr(old, name)
+    for name in ("row_factor", "row_value", "row_level", "block_start", "cards", "value_offset"):
+        a, b = getattr(new, name), getattr(old, name)
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(new.block_row, old.block_row, strict=True):
+        for u, v in zip(a, b, strict=True):
+            np.testing.assert_array_equal(u, v)
+    assert len(new.segments) == len(old.segments)
+    for s, t in zip(new.segments, old.segments):
+        assert s[0] == t[0] and s[1] == t[1] and s[3:] == t[3:] and s[2].dtype == t[2].dtype
+        np.testing.assert_array_equal(s[2], t[2])
+    np.testing.assert_array_equal(new.rows(codes), old.rows(codes))

@@ -123,11 +123,12 @@ class Layout:
         self.n_factors = 1 + self.n_attributes
         self.n_classes = tables.n_classes
         # which prefix configurations training instances reach (back-off with missing parents)
-        used = [[np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
+        # (a factor without parents has one level, its last: every key is reached, no mask to build)
+        used = [None if len(f.levels) == 1 else [np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
         for fi, f in enumerate(factors):
-            used[fi][-1][:] = True
-            if len(f.levels) == 1:  # no parents: the one level is the last, marked already
+            if used[fi] is None:
                 continue
+            used[fi][-1][:] = True
             for lev, pos, _ in self._resolve(f, codes):
                 used[fi][lev][pos] = True
         # assign rows: trained blocks first, then untrained prefix blocks
@@ -135,12 +136,16 @@ class Layout:
         segs = []  # (factor index, level, key positions)
         for trained in (True, False):
             for fi, f in enumerate(factors):
+                if used[fi] is None:
+                    if trained and f.levels[0].n_keys:
+                        segs.append((fi, 0, np.arange(f.levels[0].n_keys), trained))
+                    continue
                 for lev in range(len(f.levels)):
                     pos = np.flatnonzero(used[fi][lev] == trained)
                     if pos.size:
                         segs.append((fi, lev, pos, trained))
         start = 1
-        rf, rv, rl, bs = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], []
+        bs, seg_f, seg_l, seg_c, seg_n = [], [], [], [], []
         self.segments = []
         n_trained = 1
         for fi, lev, pos, trained in segs:
@@ -150,17 +155,22 @@ class Layout:
             self.segments.append((fi, lev, pos, start, card))
             bs.append(rows)
             n = pos.size * card
-            rf.append(np.full(n, fi + 1, np.int64))
-            rv.append(np.tile(np.arange(card, dtype=np.int64), pos.size))
-            rl.append(np.full(n, lev, np.int64))
+            seg_f.append(fi + 1)
+            seg_l.append(lev)
+            seg_c.append(card)
+            seg_n.append(n)
             start += n
             if trained:
                 n_trained = start
         self.n_rows = start
         self.n_trained = n_trained
-        self.row_factor = np.concatenate(rf)
-        self.row_value = np.concatenate(rv)
-        self.row_level = np.concatenate(rl)
+        # per row after the class row: its segment's factor and level, its value (position in its block)
+        seg_n = np.array(seg_n, dtype=np.int64)
+        zero = np.zeros(1, np.int64)
+        self.row_factor = np.concatenate([zero, np.repeat(np.array(seg_f, dtype=np.int64), seg_n)])
+        self.row_level = np.concatenate([zero, np.repeat(np.array(seg_l, dtype=np.int64), seg_n)])
+        local = np.arange(start - 1, dtype=np.int64) - np.repeat(np.cumsum(seg_n) - seg_n, seg_n)
+        self.row_value = np.concatenate([zero, local % np.repeat(np.array(seg_c, dtype=np.int64), seg_n)])
         self.block_start = np.concatenate(bs) if bs else np.zeros(0, np.int64)
         self.cards = np.array([f.card for f in factors], dtype=np.int64)
         self.value_offset = np.zeros(self.n_attributes + 1, np.int64)
