@@ -317,8 +317,8 @@ class Layout:
             return custom(self, m)
         Y = self.n_classes
         out = np.empty((self.n_rows, Y))
-        with np.errstate(divide="ignore"):
-            out[0] = np.nan_to_num(self.tables.log_prior(m), nan=LOG_FLOOR, neginf=LOG_FLOOR)
+        prior = self.tables.log_prior(m)
+        out[0] = prior if np.isfinite(prior).all() else np.nan_to_num(prior, nan=LOG_FLOOR, neginf=LOG_FLOOR)
         flat = self._parentless_log_theta(m)
         if flat is not None:
             out[1:] = flat.T
