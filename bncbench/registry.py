@@ -111,8 +111,17 @@ class _LazyOptions(StrOptions):
     def options(self):  # noqa: D401 - read by StrOptions
         return set(self.registry.names())
 
+    def is_satisfied_by(self, val) -> bool:
+        """``StrOptions``' test (a str among :attr:`options`), asked of the registry itself (its names are its keys)
+        without building the ordered list of its names."""
+        return isinstance(val, str) and val in self.registry
+
     def __str__(self) -> str:
         return f"a str among {self.registry.names()}"
+
+
+LIVE_CONSTRAINTS = (_LazyOptions,)
+"""Constraints whose answer for a value can change (a registry's names): :mod:`bncbench.validate` re-tests them."""
 
 
 class _OrderedOptions(StrOptions):

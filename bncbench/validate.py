@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
+from sklearn.utils._param_validation import InvalidParameterError, make_constraint, validate_parameter_constraints
 
 from bncbench.components import (ESTIMATORS, EXECUTORS, FLAT_KINDS, INITS, MODEL_KINDS, OBJECTIVES, OPTIMIZERS,
                                  PARAMETERIZATIONS, STRUCTURES)
 from bncbench.errors import BNCBenchError, did_you_mean
-from bncbench.registry import Component, ParameterError
+from bncbench.registry import LIVE_CONSTRAINTS, Component, ParameterError
 
 __all__ = ["check_classifier", "check_constraints", "check_keys", "check_values", "config_value_error", "owner"]
 
@@ -64,10 +64,53 @@ def check_constraints(constraints: dict, values: dict, who: str) -> None:
     ParameterError
         ``The 'k' parameter of BNClassifier must be an int in the range [0, inf). Got -1 instead.``
     """
+    # scikit-learn's own test of each value (a constraint object's ``is_satisfied_by``), on constraint objects made
+    # once per declaration; a value none satisfies (or an undeclared form) goes to scikit-learn's function, which
+    # raises its message (it makes every constraint object anew at each call: half the cost of a small fit's check)
+    rest = {}
+    for name, value in values.items():
+        cons = constraints.get(name)
+        if cons is None:
+            continue
+        key = (id(cons), type(value), value) if type(value) in _SCALARS else None
+        if key is not None and key in _ACCEPTED and _MADE.get(id(cons), (None,))[0] is cons:
+            continue  # this declaration accepted this immutable value before
+        made = _made(cons)
+        if made is None or not any(c.is_satisfied_by(value) for c in made):
+            rest[name] = value
+        elif key is not None and _MADE[id(cons)][2]:
+            _ACCEPTED[key] = True
+    if not rest:
+        return
     try:
-        validate_parameter_constraints(constraints, values, caller_name=who)
+        validate_parameter_constraints(constraints, rest, caller_name=who)
     except InvalidParameterError as exc:
         raise ParameterError(" ".join(str(exc).split())) from None
+
+
+_MADE: dict = {}
+_ACCEPTED: dict = {}
+"""``(id of a declared list, type, value)`` of immutable values it accepted (the test is a function of the value)."""
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _made(cons):
+    """scikit-learn's constraint objects of a declared list (``make_constraint`` of each), made once per list; None
+    for another form (``"no_validation"``)."""
+    hit = _MADE.get(id(cons))
+    if hit is not None and hit[0] is cons:
+        return hit[1]
+    if not isinstance(cons, (list, tuple)):
+        return None
+    made = [make_constraint(c) for c in cons]
+    # an acceptance is remembered only where every test depends on the value alone: not a registry's names, which
+    # plug-ins extend (and tests take back)
+    fixed = not any(isinstance(c, LIVE_CONSTRAINTS) for c in made)
+    if len(_MADE) > 4096 or len(_ACCEPTED) > 65536:  # declarations are few; lists built per call would pile up
+        _MADE.clear()
+        _ACCEPTED.clear()  # its keys hold ids of the lists _MADE kept alive
+    _MADE[id(cons)] = (cons, made, fixed)  # the list is kept, so its id is not reused
+    return made
 
 
 def _noun(comp: Component) -> str:

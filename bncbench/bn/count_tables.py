@@ -31,6 +31,7 @@ that another class has. An attribute value never seen in the declared range
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -250,7 +251,7 @@ class CountTables:
             return {}
         chosen, sizes, total = [], [], 0
         for i, parents in enumerate(self.structure):
-            size = int(np.prod([int(self.cards[p]) for p in parents], dtype=np.int64)) * Y * int(self.cards[i])
+            size = math.prod(int(self.cards[p]) for p in parents) * Y * int(self.cards[i])  # (exact: no int64 wrap)
             if size <= max(DENSE_LIMIT, DENSE_PER_ROW * N) and total + size <= ONE_PASS_LIMIT:
                 chosen.append(i)
                 sizes.append(size)

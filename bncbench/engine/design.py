@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numba
 import numpy as np
 
 from bncbench.bn.counts import mixed_radix
@@ -74,7 +75,8 @@ def backed_off_log_theta(tables: CountTables, factor: Factor, m: float) -> list[
                 ppos = factor.levels[lev - 1].lookup(level.keys // pcards[lev - 1])
                 lt = np.where(has[:, :, None], lt, out[lev - 1][ppos])
             out.append(lt)
-    return [np.nan_to_num(t, nan=LOG_FLOOR, neginf=LOG_FLOOR) for t in out]
+    # (a table with no NaN or infinity, as with any m > 0, is returned as is: nan_to_num's copy would equal it)
+    return [t if np.isfinite(t).all() else np.nan_to_num(t, nan=LOG_FLOOR, neginf=LOG_FLOOR) for t in out]
 
 
 class Layout:
@@ -121,11 +123,12 @@ class Layout:
         self.n_factors = 1 + self.n_attributes
         self.n_classes = tables.n_classes
         # which prefix configurations training instances reach (back-off with missing parents)
-        used = [[np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
+        # (a factor without parents has one level, its last: every key is reached, no mask to build)
+        used = [None if len(f.levels) == 1 else [np.zeros(lv.n_keys, bool) for lv in f.levels] for f in factors]
         for fi, f in enumerate(factors):
-            used[fi][-1][:] = True
-            if len(f.levels) == 1:  # no parents: the one level is the last, marked already
+            if used[fi] is None:
                 continue
+            used[fi][-1][:] = True
             for lev, pos, _ in self._resolve(f, codes):
                 used[fi][lev][pos] = True
         # assign rows: trained blocks first, then untrained prefix blocks
@@ -133,12 +136,16 @@ class Layout:
         segs = []  # (factor index, level, key positions)
         for trained in (True, False):
             for fi, f in enumerate(factors):
+                if used[fi] is None:
+                    if trained and f.levels[0].n_keys:
+                        segs.append((fi, 0, np.arange(f.levels[0].n_keys), trained))
+                    continue
                 for lev in range(len(f.levels)):
                     pos = np.flatnonzero(used[fi][lev] == trained)
                     if pos.size:
                         segs.append((fi, lev, pos, trained))
         start = 1
-        rf, rv, rl, bs = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], []
+        bs, seg_f, seg_l, seg_c, seg_n = [], [], [], [], []
         self.segments = []
         n_trained = 1
         for fi, lev, pos, trained in segs:
@@ -148,17 +155,22 @@ class Layout:
             self.segments.append((fi, lev, pos, start, card))
             bs.append(rows)
             n = pos.size * card
-            rf.append(np.full(n, fi + 1, np.int64))
-            rv.append(np.tile(np.arange(card, dtype=np.int64), pos.size))
-            rl.append(np.full(n, lev, np.int64))
+            seg_f.append(fi + 1)
+            seg_l.append(lev)
+            seg_c.append(card)
+            seg_n.append(n)
             start += n
             if trained:
                 n_trained = start
         self.n_rows = start
         self.n_trained = n_trained
-        self.row_factor = np.concatenate(rf)
-        self.row_value = np.concatenate(rv)
-        self.row_level = np.concatenate(rl)
+        # per row after the class row: its segment's factor and level, its value (position in its block)
+        seg_n = np.array(seg_n, dtype=np.int64)
+        zero = np.zeros(1, np.int64)
+        self.row_factor = np.concatenate([zero, np.repeat(np.array(seg_f, dtype=np.int64), seg_n)])
+        self.row_level = np.concatenate([zero, np.repeat(np.array(seg_l, dtype=np.int64), seg_n)])
+        local = np.arange(start - 1, dtype=np.int64) - np.repeat(np.cumsum(seg_n) - seg_n, seg_n)
+        self.row_value = np.concatenate([zero, local % np.repeat(np.array(seg_c, dtype=np.int64), seg_n)])
         self.block_start = np.concatenate(bs) if bs else np.zeros(0, np.int64)
         self.cards = np.array([f.card for f in factors], dtype=np.int64)
         self.value_offset = np.zeros(self.n_attributes + 1, np.int64)
@@ -208,7 +220,10 @@ class Layout:
         idx = np.full((N, self.n_factors), -1, dtype=dtype)
         idx[:, 0] = 0
         flat = [fi for fi, f in enumerate(self.tables.factors) if len(f.levels) == 1]
-        if flat:  # factors without parents (all of NB's): the value's row in the one block, every such column at once
+        if flat and codes.dtype.kind in "iu" and codes.ndim == 2 and idx.dtype.kind == "i":
+            # the same rows in one compiled pass (the numpy form below: tests/test_small_fit_costs.py)
+            _flat_rows(codes, *self._flat_plan(flat), idx)
+        elif flat:  # factors without parents (all of NB's): the value's row in the one block, every such column at once
             fs = [self.tables.factors[fi] for fi in flat]
             x = codes[:, [f.child for f in fs]].astype(np.int64, copy=False)
             first = np.array([self.block_row[fi][0][0] if f.levels[0].n_keys else -1 for fi, f in zip(flat, fs)],
@@ -219,6 +234,40 @@ class Layout:
             if len(self.tables.factors[fi].levels) > 1:
                 self._fill_rows(fi, codes, idx[:, fi + 1])
         return idx
+
+    def _parentless_log_theta(self, m: float) -> np.ndarray | None:
+        """Where every factor is parentless with counts (NB), their :func:`backed_off_log_theta` side by side, computed
+        for all of them at once: ``(n_classes, sum of cardinalities)``, the rows of ``Phi`` after the class row in
+        order; None otherwise. The same elementwise operations as :meth:`CountTables.log_theta` per factor, so the
+        same values to the bit (the per-class totals are sums of integer counts: exact in any order)."""
+        tables, factors = self.tables, self.tables.factors
+        if (not factors or type(tables).log_theta is not CountTables.log_theta
+                or any(len(f.levels) != 1 or f.levels[0].n_keys != 1 for f in factors)
+                or len(self.segments) != len(factors)
+                or any(seg[0] != fi or seg[2].size != 1 for fi, seg in enumerate(self.segments))):
+            return None
+        C = np.concatenate([f.levels[0].counts[0] for f in factors], axis=1)  # (Y, V), float counts
+        cards = self.cards
+        total = np.add.reduceat(C, np.cumsum(cards) - cards, axis=1)  # (Y, n_factors)
+        with np.errstate(divide="ignore", invalid="ignore"):  # m = 0 (MLE): log 0 = -inf is meant
+            lt = np.log((C + np.repeat(m / cards, cards)) / np.repeat(total + m, cards, axis=1))
+            if tables.backoff == "any_class":
+                lt = np.where(np.repeat(total > 0, cards, axis=1), lt, np.repeat(-np.log(cards), cards))
+        return lt if np.isfinite(lt).all() else np.nan_to_num(lt, nan=LOG_FLOOR, neginf=LOG_FLOOR)
+
+    def _flat_plan(self, flat):
+        """Per factor without parents, made once: its code column, the first row of its block (-1: no counts), its
+        cardinality and its column of :meth:`rows`."""
+        plan = self.__dict__.get("_flat_plan_")
+        if plan is None:
+            fs = [self.tables.factors[fi] for fi in flat]
+            plan = self._flat_plan_ = (
+                np.array([f.child for f in fs], dtype=np.int64),
+                np.array([self.block_row[fi][0][0] if f.levels[0].n_keys else -1 for fi, f in zip(flat, fs)],
+                         dtype=np.int64),
+                np.array([f.card for f in fs], dtype=np.int64),
+                np.asarray(flat, dtype=np.int64) + 1)
+        return plan
 
     def factor_rows(self, fi: int, codes: np.ndarray) -> np.ndarray:
         """Column ``1 + fi`` of :meth:`rows`: the row of attribute ``fi``'s value per instance (-1: none).
@@ -268,10 +317,24 @@ class Layout:
             return custom(self, m)
         Y = self.n_classes
         out = np.empty((self.n_rows, Y))
-        with np.errstate(divide="ignore"):
-            out[0] = np.nan_to_num(self.tables.log_prior(m), nan=LOG_FLOOR, neginf=LOG_FLOOR)
+        prior = self.tables.log_prior(m)
+        out[0] = prior if np.isfinite(prior).all() else np.nan_to_num(prior, nan=LOG_FLOOR, neginf=LOG_FLOOR)
+        flat = self._parentless_log_theta(m)
+        if flat is not None:
+            out[1:] = flat.T
+            return out
         tabs = [backed_off_log_theta(self.tables, f, m) for f in self.tables.factors]
         for fi, lev, pos, start, card in self.segments:
             t = tabs[fi][lev][pos]  # (nb, Y, card)
             out[start : start + pos.size * card] = t.transpose(0, 2, 1).reshape(-1, Y)
         return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _flat_rows(codes, child, first, cards, cols, idx):  # pragma: no cover - compiled
+    """:meth:`Layout.rows` of the factors without parents: ``first + x`` where the code ``x`` is in ``[0, card)`` and
+    the factor has counts, else -1."""
+    for n in range(codes.shape[0]):
+        for j in range(child.size):
+            x = np.int64(codes[n, child[j]])
+            idx[n, cols[j]] = first[j] + x if (x >= 0 and x < cards[j] and first[j] >= 0) else -1

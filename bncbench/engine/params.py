@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bncbench.components import PARAMETERIZATIONS
+from bncbench.engine.block_softmax import log_softmax_blocks, pullback_blocks
 from bncbench.engine.design import Layout
 from bncbench.engine.inits import Init, Start, make_init
 from bncbench.errors import BNCBenchError
@@ -57,7 +58,18 @@ def same_point(a: np.ndarray, b: np.ndarray) -> bool:
     bool
         Same shape and equal entries (NaN unequal, as ``np.array_equal``).
     """
-    return a.shape == b.shape and (a.size == 0 or (a.flat[0] == b.flat[0] and bool((a == b).all())))
+    if a.shape != b.shape:
+        return False
+    if a.size <= _SMALL_POINT and a.dtype == _F8 and b.dtype == _F8:
+        # a small vector (a small fit asks ~100 times): the buffers compared as C doubles, element by element, which is
+        # ``==`` on each entry (NaN unequal, -0.0 equal to 0.0) without numpy's per-call overhead
+        return memoryview(a) == memoryview(b)
+    return a.size == 0 or (a.flat[0] == b.flat[0] and bool((a == b).all()))
+
+
+_F8 = np.dtype(np.float64)
+_SMALL_POINT = 512
+"""Up to this size :func:`same_point` compares float64 vectors as buffers (faster below, slower above, than numpy)."""
 
 
 class ParamMap:
@@ -384,15 +396,21 @@ class Extended(ParamMap):
         self.n_params = self.nt * self.Y
         bs = layout.block_start
         self._st = bs[bs < self.nt]
-        self._bid = _blocks(self._st, self.nt)
-        self._st_all, self._bid_all = bs, _blocks(bs, layout.n_rows)
+        self._st_all = bs
         scale = layout.row_scale
         self._scale = None if scale is None else np.asarray(scale, dtype=float)[:, None]
         self._beta0 = gen if self._scale is None else gen / self._scale  # log theta before the fixed scale
 
+    @property
+    def _bid(self):
+        """The block of every trained row after row 0 (the map and the pullback read the blocks' starts only)."""
+        return _blocks(self._st, self.nt)
+
     def _rest_of(self, beta_all):
         """The untrained rows of ``Phi`` when every row's ``beta`` is ``beta_all``."""
-        return self._scaled(self._map(beta_all, self._st_all, self._bid_all))[self.nt :]
+        if self.nt == self.layout.n_rows:  # none (every row of a network without back-off blocks is trained)
+            return np.empty((0, self.Y))
+        return self._scaled(self._map(beta_all, self._st_all, None))[self.nt :]
 
     def _scaled(self, phi, rows=None):
         if self._scale is None:
@@ -401,17 +419,10 @@ class Extended(ParamMap):
 
     @staticmethod
     def _map(beta, st, bid):
-        out = np.empty_like(beta)
-        b0 = beta[0]
-        out[0] = b0 - (b0.max() + np.log(np.exp(b0 - b0.max()).sum()))
-        if st.size:
-            body = beta[1:]
-            off = st - 1
-            mx = np.maximum.reduceat(body, off, axis=0)
-            e = np.exp(body - mx[bid])
-            lse = mx + np.log(np.add.reduceat(e, off, axis=0))
-            out[1:] = body - lse[bid]
-        return out
+        """``log softmax`` per block (row 0 over the classes, each block of rows ``st`` per class), compiled around
+        numpy's ``exp`` and ``log``: numpy's former map to the bit (:mod:`bncbench.engine.block_softmax`; ``bid``,
+        the block of every row, is implied by ``st``)."""
+        return log_softmax_blocks(np.ascontiguousarray(beta, dtype=np.float64), st)
 
     def origin(self) -> Start:
         """``beta = 0``: uniform distributions, on the untrained rows too.
@@ -454,7 +465,7 @@ class Extended(ParamMap):
         for xc, m in cache:
             if same_point(xc, x):
                 return m
-        m = self._map(x.reshape(self.nt, self.Y), self._st, self._bid)
+        m = self._map(x.reshape(self.nt, self.Y), self._st, None)
         cache.append((np.array(x, copy=True), m))
         del cache[:-2]
         return m
@@ -475,13 +486,8 @@ class Extended(ParamMap):
             ``dL/dbeta``: per block, ``sG - softmax(beta) * sum(sG)``.
         """
         P = np.exp(self._mapped(x))
-        G = self._scaled(G, self.nt)
-        g = np.empty_like(G)
-        g[0] = G[0] - P[0] * G[0].sum()
-        if self._st.size:
-            sums = np.add.reduceat(G[1:], self._st - 1, axis=0)
-            g[1:] = G[1:] - P[1:] * sums[self._bid]
-        return g.ravel()
+        G = np.ascontiguousarray(self._scaled(G, self.nt), dtype=np.float64)
+        return pullback_blocks(G, P, self._st).ravel()  # numpy's former pullback to the bit (block_softmax)
 
     def phi_full(self, x: np.ndarray) -> np.ndarray:
         """All rows of ``Phi``: the trained rows from ``x``, the untrained rows from the initial beta.

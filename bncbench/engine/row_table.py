@@ -125,6 +125,9 @@ def unique_rows(idx: np.ndarray) -> np.ndarray:
     """
     N, F = idx.shape
     code = np.zeros(N, np.int64)
+    if N and idx.dtype.kind == "i" and _mixed_radix_rows(idx, code):
+        return code  # the same codes in one compiled pass (no renumbering was needed)
+    code = np.zeros(N, np.int64)
     space = 1
     for c in range(F):
         v = idx[:, c].astype(np.int64) + 1
@@ -136,6 +139,26 @@ def unique_rows(idx: np.ndarray) -> np.ndarray:
         code = code * card + v
         space *= card
     return code
+
+
+@numba.njit(cache=True, nogil=True)
+def _mixed_radix_rows(idx, code):  # pragma: no cover - compiled
+    """:func:`unique_rows`' codes into ``code`` (zeros) column by column, ``(code * card + v)`` with ``v = idx + 1`` and
+    ``card`` the column's largest ``v`` plus one; False, as soon as the code space would reach 2**62 (where the numpy
+    form renumbers), for the caller to take that form."""
+    N, F = idx.shape
+    space = 1
+    for c in range(F):
+        card = 0
+        for n in range(N):
+            card = max(card, np.int64(idx[n, c]) + 1)
+        card += 1
+        if space > ((1 << 62) - 1) // card:  # space * card >= 2**62
+            return False
+        for n in range(N):
+            code[n] = code[n] * card + (np.int64(idx[n, c]) + 1)
+        space *= card
+    return True
 
 
 def design_matrix(idx: np.ndarray, n_rows: int) -> sp.csr_matrix:

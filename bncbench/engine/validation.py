@@ -17,7 +17,12 @@ optimizer knows about it.
 
 from __future__ import annotations
 
+import functools
+
+import numba
 import numpy as np
+
+from bncbench.engine.block_softmax import _pairwise
 from bncbench.errors import BNCBenchError
 
 KEYS = ("validation_fraction", "patience", "validation_seed", "validation_start")
@@ -56,18 +61,49 @@ def split(y: np.ndarray, fraction: float, seed: int = 0) -> tuple[np.ndarray, np
     if not 0.0 < fraction < 1.0:
         raise BNCBenchError(f"validation_fraction must be in (0, 1), got {fraction!r}")
     y = np.asarray(y)
-    rng = np.random.default_rng(int(seed))
-    perm = rng.permutation(y.size)
-    order = perm[np.argsort(y[perm], kind="stable")]  # rows grouped by class, shuffled within each class
-    counts = np.bincount(y)
-    rank = np.arange(y.size) - np.repeat(np.cumsum(counts) - counts, counts)  # position within its class
-    take = np.minimum(np.rint(fraction * counts), np.maximum(counts - 1, 0)).astype(np.int64)
-    held = np.sort(order[rank < np.repeat(take, counts)])
+    perm = _permutation(int(seed), int(y.size))
+    # of each class, its first round(fraction * n_c) rows in the permutation's order (at most n_c - 1) are held out
+    held = np.zeros(y.size, dtype=np.bool_)
+    if y.dtype.kind not in "iu" or not _held_rows(perm, y.astype(np.int64, copy=False), float(fraction), held):
+        np.bincount(y)  # not class codes: numpy's error, as before
+    train, held = np.flatnonzero(~held), np.flatnonzero(held)
     if held.size == 0:
         raise BNCBenchError(f"validation_fraction {fraction} of {y.size} training rows holds out none")
-    keep = np.ones(y.size, dtype=bool)
-    keep[held] = False
-    return np.flatnonzero(keep), held  # np.setdiff1d(np.arange(y.size), held), without its sort
+    return train, held
+
+
+@functools.lru_cache(maxsize=64)
+def _permutation(seed: int, n: int) -> np.ndarray:
+    """``np.random.default_rng(seed).permutation(n)``, read-only, remembered: a fresh generator costs ~60 us in a fit
+    (more than the rest of the split), and the folds of a dataset ask the same few (seed, size) again."""
+    perm = np.random.default_rng(seed).permutation(n)
+    perm.setflags(write=False)
+    return perm
+
+
+@numba.njit(cache=True, nogil=True)
+def _held_rows(perm, y, fraction, held):  # pragma: no cover - compiled
+    """Mark in ``held`` the first ``min(rint(fraction * n_c), max(n_c - 1, 0))`` rows of each class ``c`` in the order
+    of ``perm`` (the former numpy form: rows grouped by class in that order by a stable sort, each one's rank within
+    its class; ``tests/test_small_fit_costs.py``); False, marking nothing, if a code is negative."""
+    n_cls = 0
+    for i in range(y.size):
+        if y[i] < 0:
+            return False
+        n_cls = max(n_cls, y[i] + 1)
+    counts = np.zeros(n_cls, np.int64)
+    for i in range(y.size):
+        counts[y[i]] += 1
+    take = np.empty(n_cls, np.int64)
+    for c in range(n_cls):
+        take[c] = np.int64(min(np.rint(fraction * counts[c]), max(counts[c] - 1, 0)))
+    seen = np.zeros(n_cls, np.int64)
+    for p in perm:
+        c = y[p]
+        if seen[c] < take[c]:
+            held[p] = True
+            seen[c] += 1
+    return True
 
 
 class Validation:
@@ -97,7 +133,6 @@ class Validation:
         self.y = np.asarray(y, dtype=np.int64)
         self.patience = int(patience)
         self.best_x, self.best_iter, self._best, self._seen = None, 0, None, 0
-        self._rows = np.arange(self.y.size)
 
     def __call__(self, x: np.ndarray) -> dict:
         """The held-out error and NLL at ``x``; updates the best iterate.
@@ -113,9 +148,7 @@ class Validation:
             ``{"val_error": ..., "val_nll": ...}``.
         """
         S = self.design.scores(self.pmap.phi_full(x))
-        # the error rate as np.mean computes it (an exact integer sum over the rows, divided by their number)
-        err = float(np.count_nonzero(np.argmax(S, axis=1) != self.y) / self.y.size)
-        nll = float((logsumexp_rows(S) - S[self._rows, self.y]).sum())
+        err, nll = error_and_nll(S, self.y)
         k = self._seen
         self._seen += 1
         if self._best is None or (err, nll) < self._best:
@@ -170,6 +203,89 @@ def start_scorer(scorer, codes: np.ndarray, y: np.ndarray, train: np.ndarray, st
     fresh = type(tables)(tables.structure, tables.cards, tables.n_classes, backoff=tables.backoff)
     rows = np.asarray(train)
     return dataclasses.replace(scorer, tables=fresh.fit(codes[np.ix_(rows, scorer.columns)], y[rows]))
+def error_and_nll(S: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """The error rate and the NLL of scores ``S`` for classes ``y``, as the former numpy form computes them.
+
+    That form (``tests/test_small_fit_costs.py`` keeps it as the reference) is
+    ``np.count_nonzero(np.argmax(S, axis=1) != y) / n`` (``np.mean``'s value: an exact count divided by ``n``) and
+    ``(logsumexp_rows(S) - S[rows, y]).sum()``; here the maxima, counts, gathers and sums run in compiled passes, in
+    numpy's summation order, around numpy's own ``exp``, ``log1p`` and ``log`` (numba's differ in the last bit), so
+    both values are the former ones to the bit, in 6 calls instead of about 20 (a validation scores every iterate).
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, K)
+        Scores, ``n >= 1``.
+    y : ndarray of shape (n,), int64
+        Class codes in ``[0, K)``.
+
+    Returns
+    -------
+    err, nll : float
+    """
+    S = np.ascontiguousarray(S, dtype=np.float64)
+    n, K = S.shape
+    D = np.empty((n, K))
+    mx = np.empty((n, 1))
+    m = np.empty((n, 1))
+    Sy = np.empty(n)
+    wrong = _shift_rows(S, y, D, mx, m, Sy)
+    np.exp(D, out=D)
+    s = np.empty((n, 1))
+    _row_sums(D, m, s)
+    return float(wrong / n), float(_nll_sum(np.log1p(s), np.log(m), mx, Sy))
+
+
+@numba.njit(cache=True, nogil=True)
+def _shift_rows(S, y, D, mx, m, Sy):  # pragma: no cover - compiled
+    """Per row: ``mx`` its maximum, ``m`` the number of entries equal to it, ``D = S - mx`` with -inf at those,
+    ``Sy`` the score of its class; returns the rows whose first maximal class (``np.argmax``) is not theirs."""
+    n, K = S.shape
+    wrong = 0
+    for i in range(n):
+        best = 0
+        top = S[i, 0]
+        for k in range(1, K):
+            v = S[i, k]
+            if top != top:
+                break
+            if v > top or v != v:
+                best, top = k, v
+        if best != y[i]:
+            wrong += 1
+        cnt = 0
+        for k in range(K):
+            if S[i, k] == top:
+                cnt += 1
+                D[i, k] = -np.inf
+            else:
+                D[i, k] = S[i, k] - top
+        mx[i, 0] = top
+        m[i, 0] = cnt
+        Sy[i] = S[i, y[i]]
+    return wrong
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_sums(E, m, s):  # pragma: no cover - compiled
+    """``s = sum of the row`` (numpy's pairwise order), divided by ``m`` where it is not 0."""
+    n, K = E.shape
+    flat = E.ravel()
+    for i in range(n):
+        t = _pairwise(flat, i * K, (i + 1) * K, 1)
+        s[i, 0] = t if t == 0 else t / m[i, 0]
+
+
+@numba.njit(cache=True, nogil=True)
+def _nll_sum(l1p, lm, mx, Sy):  # pragma: no cover - compiled
+    """``((log1p(s) + log m + mx) - Sy).sum()`` in numpy's order."""
+    n = Sy.size
+    d = np.empty(n)
+    for i in range(n):
+        d[i] = ((l1p[i, 0] + lm[i, 0]) + mx[i, 0]) - Sy[i]
+    return _pairwise(d, 0, n, 1)
+
+
 def logsumexp_rows(S: np.ndarray) -> np.ndarray:
     """``scipy.special.logsumexp(S, axis=1)`` as scipy 1.17 computes it, without its array-API overhead.
 

@@ -93,6 +93,16 @@ def _integer_array(a, ndim: int) -> bool:
     return type(a) is np.ndarray and a.ndim == ndim and a.dtype.kind in "iub" and (ndim == 1 or a.shape[1] > 0)
 
 
+def _reset_features(est, X: np.ndarray) -> None:
+    """What ``validate_data(est, X, reset=True, skip_check_array=True)`` does for a 2-d ndarray (no feature names):
+    ``n_features_in_`` set to its columns, a former fit's ``feature_names_in_`` removed (scikit-learn's
+    ``_check_feature_names`` and ``_check_n_features``; its tags are read only when ``y`` is None), without its
+    per-call cost (~30 us of a 3 ms fit)."""
+    if hasattr(est, "feature_names_in_"):
+        delattr(est, "feature_names_in_")
+    est.n_features_in_ = X.shape[1]
+
+
 class BNClassifier(ClassifierMixin, BaseEstimator):
     """Bayesian network classifier: a structure, an estimate and a parameterization.
 
@@ -238,10 +248,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_training_data(self, X, y):
         if y is None:
             raise BNCBenchError("requires y to be passed, but the target y is None")
-        if not _integer_array(X, 2):  # integer codes pass scikit-learn's check unchanged: skip its cost
+        if _integer_array(X, 2):  # integer codes pass scikit-learn's check unchanged: skip its cost
+            _reset_features(self, X)
+        else:
             if not isinstance(X, pd.DataFrame):
                 X = check_array(X, dtype=None, ensure_all_finite=False, ensure_min_samples=0)
-        validate_data(self, X, reset=True, skip_check_array=True)
+            validate_data(self, X, reset=True, skip_check_array=True)
         if _integer_array(y, 1):  # 1-d integer labels: no NaN, and always binary or multiclass targets
             if len(y) == 0:
                 raise BNCBenchError("cannot fit on a dataset with no rows")
