@@ -72,4 +72,4 @@ def test_pernkopf_mnist_is_pernkopfs_grid_on_mnist14():
     assert OmegaConf.to_container(mnist.models) == OmegaConf.to_container(usps.models)
     assert list(mnist.dataset.names) == ["mnist14"] and list(usps.dataset.names) == ["usps"]
     assert mnist.name == "pernkopf_mnist" and mnist.cv.mode.value == "holdout"
-    assert list(mnist.cv.missing_features.ks) == [0, 25, 50, 100, 150] and not mnist.cv.missing_features.impute
+    assert list(mnist.cv.missing_features.ks) == [0, 25, 50, 100, 150] and mnist.cv.missing_features.impute
