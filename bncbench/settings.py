@@ -14,6 +14,9 @@
   unset: the peer is skipped);
 * ``BNCBENCH_ANCHORS_DIR``: the directory of values measured from the papers' authors' code
   (:mod:`bncbench.peers.gigal`; unset: ``shared/anchors`` beside the repository);
+* ``BNCBENCH_MALLOC_KEEP``: ``0`` leaves glibc's allocator as it is in the runner's processes
+  (:mod:`bncbench.harness.allocator`; unset: large arrays from the heap, freed memory kept), as
+  does any ``MALLOC_*`` variable (glibc's own tuning, which wins);
 * the variable a registry entry names as its ``directory: {env: ...}`` (``BNCBENCH_DIGITS_DIR``):
   that entry's directory (:mod:`bncbench.data.locate`; unset: its ``sibling`` beside the data
   directory).
@@ -28,8 +31,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ANCHORS_DIR", "CACHE_DIR", "CONF_DIR", "DATA_DIR", "GIGAL_SOURCE", "PLUGINS", "REGISTRY", "WEKA_JAR",
-           "anchors_dir", "cache_dir", "conf_dir", "data_dir", "directory", "gigal_source", "plugins", "registry_file",
+__all__ = ["ANCHORS_DIR", "CACHE_DIR", "CONF_DIR", "DATA_DIR", "GIGAL_SOURCE", "MALLOC_KEEP", "PLUGINS", "REGISTRY", "WEKA_JAR",
+           "anchors_dir", "cache_dir", "conf_dir", "data_dir", "directory", "gigal_source", "malloc_keep", "plugins", "registry_file",
            "weka_jar"]
 
 DATA_DIR = "BNCBENCH_DATA_DIR"
@@ -40,6 +43,7 @@ PLUGINS = "BNCBENCH_PLUGINS"
 WEKA_JAR = "WEKA_JAR"
 GIGAL_SOURCE = "BNCBENCH_GIGAL_SOURCE"
 ANCHORS_DIR = "BNCBENCH_ANCHORS_DIR"
+MALLOC_KEEP = "BNCBENCH_MALLOC_KEEP"
 
 
 def _get(variable: str) -> str | None:
@@ -156,3 +160,22 @@ def anchors_dir() -> Path | None:
         The directory of the anchors (values measured from the authors' code) it names.
     """
     return _path(ANCHORS_DIR)
+
+
+def malloc_keep(environ=None) -> bool:
+    """Whether the runner may tune glibc's allocator: ``$BNCBENCH_MALLOC_KEEP`` is not ``0`` and no
+    ``MALLOC_*`` variable (glibc's own settings) is set.
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        The environment to judge instead of this process's (tests).
+
+    Returns
+    -------
+    bool
+    """
+    environ = os.environ if environ is None else environ
+    if (environ.get(MALLOC_KEEP) or "1").strip() == "0":
+        return False
+    return not any(k.startswith("MALLOC_") for k in environ)

@@ -30,6 +30,7 @@ import pandas as pd
 
 from bncbench.data import specs
 from bncbench.engine import checkpoint
+from bncbench.harness import allocator
 from bncbench.data.given_split import holdout_indices
 from bncbench.errors import BNCBenchError
 from bncbench.harness.model_specs import ModelSpec
@@ -293,6 +294,7 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     BNCBenchError or KeyError
         As :func:`evaluate_task`.
     """
+    allocator.keep_freed_memory()  # once per process: the same numbers, fewer page faults
     store = ResultStore(store_root)
     label = f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}"
     ck = None
