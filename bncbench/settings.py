@@ -31,9 +31,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ANCHORS_DIR", "CACHE_DIR", "CONF_DIR", "DATA_DIR", "GIGAL_SOURCE", "MALLOC_KEEP", "PLUGINS", "REGISTRY", "WEKA_JAR",
-           "anchors_dir", "cache_dir", "conf_dir", "data_dir", "directory", "gigal_source", "malloc_keep", "plugins", "registry_file",
-           "weka_jar"]
+__all__ = ["ANCHORS_DIR", "CACHE_DIR", "CONF_DIR", "DATA_DIR", "GIGAL_SOURCE", "MALLOC_KEEP", "PLUGINS", "REGISTRY",
+           "WEKA_JAR", "anchors_dir", "cache_dir", "conf_dir", "data_dir", "directory", "gigal_source", "malloc_keep",
+           "plugins", "registry_file", "weka_jar"]
 
 DATA_DIR = "BNCBENCH_DATA_DIR"
 CACHE_DIR = "BNCBENCH_CACHE_DIR"

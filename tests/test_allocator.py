@@ -25,8 +25,8 @@ import numpy as np
 from bncbench.harness import allocator
 
 class MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+                                              "uordblks", "fordblks", "keepcost")]
 
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
 libc.mallinfo2.restype = MallInfo2
