@@ -41,16 +41,13 @@ def problem_of(npz: Path, param: str, combine_subsets: bool | None = None):
     ``combine_subsets``: the engine option (None: its default; False: the per-subset kernels, the row table's order).
     """
     from bncbench import BNClassifier
-    from bncbench.engine.fit import _problem, factor_layout
+    from bncbench.engine.fit import scorer_problem
 
     d = np.load(npz)
     X, y, cards = d["X"], d["y"], d["cards"].tolist()
     scorer = BNClassifier(structure="anje", n=2, discretize=False, cardinalities=cards).fit(X, y).scorer_
-    layout, gen, cols = factor_layout(scorer, X, param)
-    sub = X if cols is None else X[:, cols]
     engine = {} if combine_subsets is None else {"combine_subsets": combine_subsets}  # (a checkout without it)
-    return _problem(layout, gen, sub, y, param=param, init="zeros", reg="rows", lam=LAM, objective="cll",
-                    **engine)[1]
+    return scorer_problem(scorer, X, y, param=param, init="zeros", reg="rows", lam=LAM, **engine)[2]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,34 +35,26 @@ import tempfile
 import time
 from pathlib import Path
 
-from omegaconf import OmegaConf
+from _fold import PATH_LINE  # this script's directory is on sys.path
 
-HERE = Path(__file__).resolve().parent
 THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
-CHILD = r"""
-import json, sys, time, resource
+CHILD = PATH_LINE + r"""
+import json, sys, time
 import numpy as np
-from bncbench.harness.model_specs import make_estimator
-from bncbench.data import specs
-from bncbench.harness.runner import _prepared_fold
+from _fold import fold_inputs, warm_up
 a = json.loads(sys.argv[1])
 t_load = time.perf_counter()
-spec = specs.resolve([a["dataset"]])[0]
-ds, train, test, codes, cards = _prepared_fold(json.dumps(spec, sort_keys=True, default=str), None, 0, 2,
-                                              a["round"], a["fold"])
+fold = fold_inputs(a["experiment"], a["dataset"], a["label"], round=a["round"], fold=a["fold"],
+                   maxiter=a["maxiter"])
 load_s = time.perf_counter() - t_load
-y = np.asarray(ds.y)
-params = dict(a["params"])
-optimized = "optimizer" in params
-if optimized and a["maxiter"] is not None:
-    params["optimizer_options"] = {**params.get("optimizer_options", {}), "maxiter": a["maxiter"]}
-w = np.random.default_rng(0).permutation(train)[:200]
-if params.get("model", "bnc") == "bnc":
-    make_estimator(params, cards).fit(codes[w], y[w])            # warm-up: numba compiled
-clf = make_estimator(params, cards)
+optimized = "optimizer" in fold.params
+train = fold.train
+if fold.params.get("model", "bnc") == "bnc":
+    warm_up(fold, np.random.default_rng(0).permutation(train)[:200])  # numba compiled
+clf = fold.estimator
 t0, c0 = time.perf_counter(), time.process_time()
-clf.fit(codes[train], y[train])
+clf.fit(*fold.training)
 fit_s, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
 out = {"n_train": int(len(train)), "load_s": load_s, "fit_s": fit_s, "fit_cpu": fit_cpu}
 if optimized:
@@ -74,16 +66,11 @@ json.dump(out, open(sys.argv[2], "w"))
 """
 
 
-def experiment_models(path: Path) -> dict[str, dict]:
-    """The experiment's models by label, each a dict of its parameters (label removed)."""
-    cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    return {m["label"]: {k: v for k, v in m.items() if k != "label"} for m in cfg["models"]}
-
-
-def run(args, dataset: str, label: str, params: dict, tmp: Path) -> dict:
+def run(args, dataset: str, label: str, tmp: Path) -> dict:
     """One (dataset, model) in a fresh process; its report, peak memory and CPU (or ``stopped``)."""
     out = tmp / f"{dataset}.{label}.json"
-    a = {"dataset": dataset, "params": params, "maxiter": args.maxiter, "round": args.round, "fold": args.fold}
+    a = {"experiment": args.experiment, "dataset": dataset, "label": label, "maxiter": args.maxiter,
+         "round": args.round, "fold": args.fold}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(a), str(out)], env={**os.environ, **THREADS})
     base = {"dataset": dataset, "model": label}
@@ -151,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="+", default=["connect-4", "census-income"])
     ap.add_argument("--models", nargs="+", default=["DBL1", "LR1", "DBL2", "LR2", "DBL3", "LR3", "DBL2-one"])
-    ap.add_argument("--experiment", type=Path, default=HERE.parent / "conf/experiment/zaidi_dbl.yaml")
+    ap.add_argument("--experiment", default="zaidi_dbl", help="an experiment of conf/experiment/ (default zaidi_dbl)")
     ap.add_argument("--maxiter", type=int, default=10, help="iterations per optimized fit (default 10)")
     ap.add_argument("--iters", type=int, nargs="+", default=[100, 1000, 3000],
                     help="iteration counts to extrapolate a fold's cost to")
@@ -164,17 +151,24 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json:
         print(table(json.loads(Path(args.from_json).read_text()), args.iters, None))
         return 0
-    models = experiment_models(args.experiment)
-    unknown = [m for m in args.models if m not in models]
+    from bncbench.errors import BNCBenchError
+    from bncbench.harness.app import plan
+
+    try:
+        labels = [m.label for m in plan([f"+experiment={args.experiment}", f"dataset.names=[{args.datasets[0]}]"]).models]
+    except BNCBenchError as exc:
+        print(f"bench_big_fold: {exc}", file=sys.stderr)
+        return 2
+    unknown = [m for m in args.models if m not in labels]
     if unknown:
-        print(f"error: no model labelled {unknown[0]!r} in {args.experiment} (labels: {', '.join(models)})",
+        print(f"bench_big_fold: no model labelled {unknown[0]!r} in {args.experiment} (labels: {', '.join(labels)})",
               file=sys.stderr)
         return 2
     rows = []
     with tempfile.TemporaryDirectory() as td:
         for dataset in args.datasets:
             for label in args.models:
-                rows.append(run(args, dataset, label, models[label], Path(td)))
+                rows.append(run(args, dataset, label, Path(td)))
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 if args.json:
                     Path(args.json).write_text(json.dumps(rows, indent=1))

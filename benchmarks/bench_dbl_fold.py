@@ -29,31 +29,30 @@ import tempfile
 import time
 from pathlib import Path
 
+from _fold import PATH_LINE  # this script's directory is on sys.path
+
 THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
-CHILD = r"""
+CHILD = PATH_LINE + r"""
 import json, sys, time
 import numpy as np
-from bncbench.harness.model_specs import make_estimator
 from bncbench.data import specs
-from bncbench.harness.runner import _prepared_fold
+from bncbench.harness.model_specs import ModelSpec
+from bncbench.harness.runner import Task, task_inputs
+from _fold import capped, warm_up
 a = json.loads(sys.argv[1])
-spec = specs.resolve([a["dataset"]])[0]
-ds, train, test, codes, cards = _prepared_fold(json.dumps(spec, sort_keys=True, default=str), None, 0, 2,
-                                              a["round"], a["fold"])
-y = np.asarray(ds.y)
 params = {"structure": "anje", "n": a["n"], "param": "weighted", "init": "generative", "optimizer": "lbfgs",
           "reg": a["reg"], "lam": a["lam"]}
-if a["maxiter"] is not None:
-    params["optimizer_options"] = {"maxiter": a["maxiter"]}
-w = np.random.default_rng(0).permutation(train)[:200]
-make_estimator(params, cards).fit(codes[w], y[w])            # warm-up: numba compiled
-clf = make_estimator(params, cards)
+task = Task(specs.resolve([a["dataset"]])[0], ModelSpec(f"DBL{a['n']}", params), a["round"], a["fold"])
+fold = task_inputs(capped(task, a["maxiter"]))
+train, test, y = fold.train, fold.test, fold.y
+warm_up(fold, np.random.default_rng(0).permutation(train)[:200])  # numba compiled
+clf = fold.estimator
 t0, c0 = time.perf_counter(), time.process_time()
-clf.fit(codes[train], y[train])
+clf.fit(*fold.training)
 fit_s, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
 tr = clf.trace_
-err = float((clf.predict(codes[test]) != y[test]).mean())
+err = float((clf.predict(fold.testing[0]) != y[test]).mean())
 json.dump({"n_train": int(len(train)), "fit_s": fit_s, "fit_cpu": fit_cpu, "n_iter": int(clf.n_iter_),
            "n_fev": int(tr[-1]["n_fev"]), "opt_s": float(tr[-1]["time"]), "nll": float(tr[-1]["nll"]),
            "obj": float(tr[-1].get("obj", tr[-1]["nll"])), "zero_one": err,

@@ -285,15 +285,13 @@ def check_sklearn(d: Split, run: Run, setting: str, lam: float, intercept: str) 
     at prediction: unseen combinations included).
     """
     from bncbench import BNClassifier
-    from bncbench.engine.fit import _problem, factor_layout
+    from bncbench.engine.fit import scorer_problem
     from bncbench.engine import scores
 
     design, clf = run.model
     scorer = BNClassifier(structure="anje", n=2, discretize=False, cardinalities=d.cards).fit(d.Xtr, d.ytr).scorer_
-    layout, gen, _ = factor_layout(scorer, d.Xtr, "discriminative")
     reg = dict(reg="none", lam=0.0) if setting == "none" else dict(reg="l2", lam=lam)
-    pmap, problem = _problem(layout, gen, d.Xtr, d.ytr, param="discriminative", init="zeros", level=4,
-                             objective="cll", **reg)
+    layout, pmap, problem = scorer_problem(scorer, d.Xtr, d.ytr, param="discriminative", init="zeros", level=4, **reg)
     Phi = lr2_params(clf, design, intercept)
     if Phi.shape[0] != layout.n_trained:
         raise RuntimeError(f"sklearn has {Phi.shape[0]} parameter rows, LR² {layout.n_trained}")

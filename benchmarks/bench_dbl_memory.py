@@ -105,19 +105,17 @@ def child_fit(npz, n, maxiter, path, out):
 def child_eval(npz, n, evals, path):
     """Part 2 in this fresh process: AnJE counts, then the problem and ``evals`` evaluations; JSON."""
     from bncbench import BNClassifier
-    from bncbench.engine.fit import _problem, factor_layout
+    from bncbench.engine.fit import scorer_problem
 
     d = np.load(npz)
     Xtr, ytr, cards = d["Xtr"], d["ytr"], d["cards"]
 
-    def problem(X, y):
-        scorer = BNClassifier(structure="anje", n=n, discretize=False, cardinalities=cards).fit(X, y).scorer_
-        layout, gen, _ = factor_layout(scorer, X, "weighted")
-        pmap, prob = _problem(layout, gen, X, y, param="weighted", init="generative", level=4, reg="l2", lam=0.01,
-                              objective="cll", materialize=path == "table")
-        return layout, pmap, prob
+    def problem(scorer, X, y):
+        return scorer_problem(scorer, X, y, param="weighted", init="generative", level=4, reg="l2", lam=0.01,
+                              materialize=path == "table")
 
-    _, pmap, prob = problem(Xtr[:300], ytr[:300])  # compile
+    small = BNClassifier(structure="anje", n=n, discretize=False, cardinalities=cards).fit(Xtr[:300], ytr[:300])
+    _, pmap, prob = problem(small.scorer_, Xtr[:300], ytr[:300])  # compile
     prob.fg(pmap.x0())
     prob.f(pmap.x0() + 1.0)
     base = rss_now()
@@ -129,9 +127,7 @@ def child_eval(npz, n, evals, path):
     before = rss_now()
     reset_peak()
     t2, c2 = time.perf_counter(), time.process_time()
-    layout, gen, _ = factor_layout(scorer, Xtr, "weighted")
-    pmap, prob = _problem(layout, gen, Xtr, ytr, param="weighted", init="generative", level=4, reg="l2", lam=0.01,
-                          objective="cll", materialize=path == "table")
+    layout, pmap, prob = problem(scorer, Xtr, ytr)
     t3, c3 = time.perf_counter(), time.process_time()
     x0 = pmap.x0()
     rng = np.random.default_rng(0)

@@ -31,13 +31,11 @@ import time
 from pathlib import Path
 
 CHILD = """
-import pickle, sys, json
-from bncbench.harness.runner import run_task, _prepared_fold
+import pickle, sys
+from bncbench.harness.runner import run_task, task_inputs
 task, store = pickle.load(open(sys.argv[1], "rb"))
-if store is None:  # data only
-    p = task.protocol
-    _prepared_fold(json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds,
-                   task.round, task.fold, p.mode)
+if store is None:  # data only (and the model built, not fitted)
+    task_inputs(task)
     sys.exit(0)
 rec = run_task(task, store, progress_every=60.0)  # long fits log their progress to stderr
 sys.exit(0 if rec.status == "ok" else 3)

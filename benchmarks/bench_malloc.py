@@ -18,12 +18,13 @@ is the result. Prints a markdown table (medians over the repeats); ``--json`` wr
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import statistics
 import subprocess
 import sys
+
+from _fold import PATH_LINE  # this script's directory is on sys.path
 
 THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 CASES = {  # label: (dataset, model of conf/experiment/zaidi_dbl.yaml, maxiter)
@@ -33,43 +34,25 @@ CASES = {  # label: (dataset, model of conf/experiment/zaidi_dbl.yaml, maxiter)
     "connect-4 DBL3": ("connect-4", "DBL3", 5),
 }
 
-CHILD = r"""
+CHILD = PATH_LINE + r"""
 import hashlib, json, resource, sys, time
-import numpy as np
 from bncbench.harness import allocator
-from bncbench.harness.model_specs import make_estimator
-from bncbench.data import specs
-from bncbench.harness.runner import _prepared_fold
+from _fold import fold_inputs, warm_up
 a = json.loads(sys.argv[1])
 applied = allocator.keep_freed_memory()
-spec = specs.resolve([a["dataset"]])[0]
-ds, train, test, codes, cards = _prepared_fold(json.dumps(spec, sort_keys=True, default=str), None, 0, 2, 0, 0)
-y = np.asarray(ds.y)
-params = dict(a["params"])
-w = train[:64]
-make_estimator(params, cards).fit(codes[w], y[w])
-params["optimizer_options"] = {**params.get("optimizer_options", {}), "maxiter": a["maxiter"]}
-est = make_estimator(params, cards)
+fold = fold_inputs("zaidi_dbl", a["dataset"], a["label"], maxiter=a["maxiter"])
+warm_up(fold, fold.train[:64])
+est = fold.estimator
 r0 = resource.getrusage(resource.RUSAGE_SELF)
 t = time.perf_counter()
-est.fit(codes[train], y[train])
+est.fit(*fold.training)
 wall = time.perf_counter() - t
 r1 = resource.getrusage(resource.RUSAGE_SELF)
-proba = est.predict_proba(codes[test])
+proba = est.predict_proba(fold.testing[0])
 print(json.dumps({"applied": applied, "user": r1.ru_utime - r0.ru_utime, "sys": r1.ru_stime - r0.ru_stime,
                   "faults": r1.ru_minflt - r0.ru_minflt, "wall": wall, "n_iter": int(est.n_iter_),
                   "maxrss_mib": r1.ru_maxrss / 1024, "proba_sha": hashlib.sha256(proba.tobytes()).hexdigest()}))
 """
-
-
-def _model_params(label: str) -> dict:
-    from omegaconf import OmegaConf
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    cfg = OmegaConf.load(os.path.join(here, "..", "conf", "experiment", "zaidi_dbl.yaml"))
-    (spec,) = [dict(m) for m in cfg.models if m["label"] == label]
-    spec.pop("label")
-    return spec
 
 
 def _run(case: tuple, keep: bool) -> dict:
@@ -77,7 +60,7 @@ def _run(case: tuple, keep: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     env.update(THREADS)
     env["BNCBENCH_MALLOC_KEEP"] = "1" if keep else "0"
-    arg = json.dumps({"dataset": dataset, "params": _model_params(label), "maxiter": maxiter})
+    arg = json.dumps({"dataset": dataset, "label": label, "maxiter": maxiter})
     out = subprocess.run([sys.executable, "-c", CHILD, arg], env=env, capture_output=True, text=True, check=True)
     rec = json.loads(out.stdout.strip().splitlines()[-1])
     if rec["applied"] is not keep:

@@ -29,7 +29,7 @@ from conftest import data_dir_or_skip
 from scipy.optimize import minimize
 
 from bncbench import BNClassifier
-from bncbench.engine.fit import _problem, factor_layout
+from bncbench.engine.fit import scorer_problem
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "alr"
 RUNS = pd.read_csv(FIX / "train_full.csv")
@@ -64,9 +64,8 @@ def _probs(name, n, tag):
 
 
 def _penalized_problem(scorer, X, y, param, reg="rows"):
-    layout, gen, _ = factor_layout(scorer, X, param)
-    return _problem(layout, gen, X, y, param=param, init="zeros", level=4, reg=reg,
-                    lam=0.01 if reg == "rows" else 0.0, objective="cll")
+    return scorer_problem(scorer, X, y, param=param, init="zeros", level=4, reg=reg,
+                          lam=0.01 if reg == "rows" else 0.0)[1:]
 
 
 @pytest.mark.parametrize("name", ["vote", "tic-tac-toe"])

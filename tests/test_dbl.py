@@ -12,7 +12,7 @@ import pytest
 from test_ccbn import _data, _fd_check
 
 from bncbench import BNClassifier
-from bncbench.engine.fit import _problem, factor_layout, fit_ccbn
+from bncbench.engine.fit import factor_layout, fit_ccbn, scorer_problem
 from bncbench.engine.subset_layout import SubsetLayout
 from bncbench.errors import BNCBenchError
 
@@ -36,10 +36,8 @@ def toy():
 def test_gradient_finite_differences(toy, n, init, param, level):
     X, y, cards, _ = toy
     scorer = _anje(X, y, cards, n).scorer_
-    layout, gen, cols = factor_layout(scorer, X, param)
-    assert isinstance(layout, SubsetLayout) and cols is None
-    pmap, problem = _problem(layout, gen, X, y, param=param, init=init, level=level, reg="none", lam=0.0,
-                             objective="cll")
+    assert isinstance(factor_layout(scorer, X, param)[0], SubsetLayout) and factor_layout(scorer, X, param)[2] is None
+    _, pmap, problem = scorer_problem(scorer, X, y, param=param, init=init, level=level)
     rng = np.random.default_rng(3)
     for x in (pmap.x0(), pmap.x0() + 0.3 * rng.standard_normal(pmap.n_params)):
         err, err_dir = _fd_check(problem, x, rng)
@@ -105,3 +103,19 @@ def test_extended_on_anje_is_a_clear_error(toy):
     X, y, cards, _ = toy
     with pytest.raises(BNCBenchError, match="seen in training"):
         _anje(X, y, cards, 2, param="extended")
+
+
+@pytest.mark.parametrize("param", ["weighted", "discriminative"])
+def test_scorer_problem_is_the_objective_the_fit_optimizes(toy, param):
+    """``scorer_problem`` gives the fit's own objective: optimized alike, it follows the fit's path bit for bit."""
+    from bncbench.engine.optim import optimize
+
+    X, y, cards, _ = toy
+    kw = dict(param=param, init="generative", optimizer="lbfgs", reg="rows", lam=0.01)
+    model = _anje(X, y, cards, 2, **kw, optimizer_options={"maxiter": 5}).scorer_
+    _, pmap, problem = scorer_problem(model.base, X, y, param=param, init="generative", reg="rows", lam=0.01)
+    assert pmap.n_params == model.pmap.n_params
+    x, trace, n_iter = optimize("lbfgs", problem, pmap.x0(), {"maxiter": 5})
+    assert n_iter == model.n_iter == 5
+    np.testing.assert_array_equal(x, model.x)
+    assert -problem.nll(x) == model.train_cll

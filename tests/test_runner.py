@@ -6,13 +6,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import REPO, run_cli
 
 from bncbench.data import specs
+from bncbench.errors import BNCBenchError
 from bncbench.harness.model_specs import ModelSpec
 from bncbench.harness.runner import Protocol, evaluate, run_experiment
 from bncbench.harness.store import load_predictions, load_results, record_files
@@ -440,3 +440,24 @@ def test_an_interrupt_within_a_compiled_kernel_stops_the_task_unrecorded(monkeyp
     else:
         with pytest.raises(KeyboardInterrupt):
             evaluate_task(task)
+
+
+def test_experiment_task_and_task_inputs_are_the_runs_own(tmp_path):
+    """The task ``experiment_task`` plans has the key of the CLI's run, and fitting ``task_inputs``' model on
+    its training rows gives the stored record's predictions, bit for bit."""
+    from bncbench.harness.app import experiment_task
+    from bncbench.harness.runner import task_inputs
+
+    assert run_cli(["run", "+experiment=quickstart", "dataset.names=[synth-nb]", "n_jobs=1",
+                    f"results_dir={tmp_path}"], cwd=tmp_path).returncode == 0
+    task = experiment_task("quickstart", "synth-nb", "TAN", round=1, fold=1)
+    (path,) = [p for p in record_files(tmp_path / "quickstart") if task.key in p.name and "/TAN/" in str(p)]
+    inputs = task_inputs(task)
+    proba = inputs.estimator.fit(*inputs.training).predict_proba(inputs.testing[0])
+    stored = load_predictions(path)
+    np.testing.assert_array_equal(stored["test_index"], inputs.test)
+    np.testing.assert_array_equal(stored["proba"], proba.astype(np.float32))
+    with pytest.raises(BNCBenchError, match="2 fold"):
+        experiment_task("quickstart", "synth-nb", "TAN", fold=2)
+    with pytest.raises(BNCBenchError, match="unknown model label"):
+        experiment_task("quickstart", "synth-nb", "TAN-9")

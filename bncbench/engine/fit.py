@@ -222,6 +222,45 @@ def factor_layout(scorer, codes, param: str = "discriminative"):
     return layout, gen, None
 
 
+def _factor_rows(scorer, codes, param):
+    """:func:`factor_layout` of ``scorer`` and the columns of ``codes`` its layout reads."""
+    layout, gen, cols = factor_layout(scorer, codes, param)
+    return layout, gen, cols, (codes if cols is None else codes[:, cols])
+
+
+def scorer_problem(scorer, codes, y_codes, *, param: str, init: str = "generative", objective: str = "cll",
+                   reg: str = "none", lam: float = 0.0, reg_scale: str = "sum", **options):
+    """The layout, parameter map and objective :func:`fit_ccbn` optimizes for a generative estimate (not optimized).
+
+    For benchmarks and probes of one objective (its value, gradient and cost per evaluation) on the
+    very problem a fit solves; a held-out validation part (``validation_fraction``) is not made here.
+
+    Parameters
+    ----------
+    scorer : CountScorer, EnsembleScorer or a scorer with ``factor_rows``
+        The generative estimate (:func:`factor_layout`).
+    codes, y_codes : ndarray
+        Training codes of all the attributes, and class codes.
+    param, init, objective : str
+        Names in the registries of :mod:`bncbench.components`.
+    reg, lam, reg_scale
+        As :func:`fit_ccbn`.
+    **options
+        Engine options (``backend``, ``compress``, ``two_class``, ``materialize``, ``combine_subsets``;
+        None or absent: the default) and the components' hyperparameters (``level`` of ``weighted``).
+
+    Returns
+    -------
+    layout : Layout, CompositeLayout or SubsetLayout
+    pmap : ParamMap
+    problem : Problem
+    """
+    layout, gen, _, sub = _factor_rows(scorer, codes, param)
+    pmap, problem = _problem(layout, gen, sub, y_codes, param=param, init=init, reg=reg, lam=lam,
+                             reg_scale=reg_scale, objective=objective, **options)
+    return layout, pmap, problem
+
+
 def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", optimizer: str = "lbfgs",
              optimizer_options: dict | None = None, objective: str = "cll", reg: str = "none", lam: float = 0.0,
              reg_scale: str = "sum", _shared: dict | None = None, **hyperparameters) -> CCBNModel:
@@ -268,8 +307,7 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
     engine = engine_options(opts)
     prep = None if _shared is None else _shared.get("prep")
     if prep is None:
-        layout, gen, cols = factor_layout(scorer, codes, param)
-        sub = codes if cols is None else codes[:, cols]
+        layout, gen, cols, sub = _factor_rows(scorer, codes, param)
         held = held_design = held_y = None
         if opts.get("validation_fraction") is not None:
             train, held = validation.split(y_codes, float(opts["validation_fraction"]),
@@ -277,8 +315,7 @@ def fit_ccbn(scorer, codes, y_codes, *, param: str, init: str = "generative", op
             start = option_value(optimizer, opts, "validation_start")
             if start != validation.STARTS[0]:  # the start counted on `train` only
                 scorer = validation.start_scorer(scorer, codes, y_codes, train, start)
-                layout, gen, cols = factor_layout(scorer, codes, param)
-                sub = codes if cols is None else codes[:, cols]
+                layout, gen, cols, sub = _factor_rows(scorer, codes, param)
             sub, y_codes, held_codes, held_y = sub[train], y_codes[train], sub[held], y_codes[held]
             held_design = design_of(layout, held_codes, engine["materialize"], engine["combine_subsets"])
         prep = (scorer, layout, gen, cols, sub, y_codes, held, held_design, held_y)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from bncbench.executors import Executor
     from bncbench.harness.model_specs import ModelSpec
     from bncbench.harness.protocol import Protocol
+    from bncbench.harness.runner import Task
 
 
 @dataclass
@@ -245,6 +245,47 @@ def plan(overrides: Sequence[str] = ()) -> Plan:
     """
     with _hydra():
         return prepare(_compose(overrides))
+
+
+def experiment_task(experiment: str, dataset: str, label: str, *, round: int = 0, fold: int = 0,
+                    overrides: Sequence[str] = ()) -> Task:
+    """One task of an experiment, planned as ``python -m bncbench run +experiment=EXPERIMENT`` plans it.
+
+    With :func:`bncbench.harness.runner.task_inputs` it gives the very model and rows of that
+    task's fit: the way into one fold for a benchmark, a test or a debugging session.
+
+    Parameters
+    ----------
+    experiment : str
+        The experiment (``conf/experiment/<experiment>.yaml``).
+    dataset : str
+        A dataset name (``dataset.names=[DATASET]``).
+    label : str
+        The label of one of the experiment's models.
+    round, fold : int, default=0
+        Which fold of the protocol (0-based).
+    overrides : sequence of str, default=()
+        Further Hydra overrides, as on the command line.
+
+    Returns
+    -------
+    Task
+        With the plan's protocol and data directory; its key is the one the experiment's run uses.
+
+    Raises
+    ------
+    BNCBenchError
+        If the config fails validation (:func:`plan`), ``label`` is not one of its models, or
+        ``round`` or ``fold`` is outside the protocol.
+    """
+    from bncbench.harness.runner import Task
+
+    p = plan([f"+experiment={experiment}", f"dataset.names=[{dataset}]", *overrides])
+    (model,) = select_models(p.models, [label])
+    rounds, folds = p.protocol.rounds, p.protocol.folds  # 1 and 1 in holdout mode
+    if not (0 <= round < rounds and 0 <= fold < folds):
+        raise BNCBenchError(f"round {round}, fold {fold}: the protocol has {rounds} round(s) of {folds} fold(s)")
+    return Task(p.datasets[0], model, round, fold, p.protocol, p.data_dir)
 
 
 def prepare(cfg: DictConfig) -> Plan:

@@ -41,6 +41,7 @@ from bncbench.metrics import rmse, zero_one_loss
 from bncbench.harness.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
 
 if TYPE_CHECKING:
+    from bncbench.data.dataset import Dataset
     from bncbench.executors import Executor
 
 
@@ -137,6 +138,89 @@ def _prepared_fold(spec_json: str, data_dir, seed: int, folds: int, round_: int,
     return ds, train, test, codes, disc.cardinalities_
 
 
+@dataclass(frozen=True)
+class TaskInputs:
+    """What :func:`evaluate_task` fits and scores for a task, built exactly as it builds them.
+
+    Attributes
+    ----------
+    dataset : Dataset
+        The loaded dataset (:func:`bncbench.data.specs.load`; shared: do not modify it).
+    estimator : estimator
+        The model, unfitted: :func:`bncbench.harness.model_specs.make_estimator` of the task's
+        parameters (with their ``from_dataset`` values) and the fold's cardinalities.
+    params : dict
+        The parameters it was built from.
+    cardinalities : ndarray of int
+        The cardinalities it was built with (:func:`bncbench.model.classifier.model_cardinalities`).
+    X : ndarray of shape (n_instances, n_attributes)
+        Every row as the model reads it (:func:`bncbench.harness.raw_features.model_matrix`):
+        codes discretized with cut points fitted on the training part, or raw features.
+    train, test : ndarray of int
+        The fold's training and test rows.
+    """
+
+    dataset: Dataset
+    estimator: object
+    params: dict
+    cardinalities: np.ndarray
+    X: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+
+    @property
+    def y(self) -> np.ndarray:
+        """The class codes of every row."""
+        return self.dataset.y
+
+    @property
+    def training(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(X[train], y[train])``: the timed fit's inputs."""
+        return self.X[self.train], self.dataset.y[self.train]
+
+    @property
+    def testing(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(X[test], y[test])``: the scored rows."""
+        return self.X[self.test], self.dataset.y[self.test]
+
+
+def task_inputs(task: Task) -> TaskInputs:
+    """The dataset, unfitted model and rows of a task, as :func:`evaluate_task` builds them (its one home).
+
+    Benchmarks and tests that time or probe one fit of an experiment start here; the dataset is
+    loaded, split and discretized once per (dataset, round, fold) and process (the four most
+    recent are kept).
+
+    Parameters
+    ----------
+    task : Task
+        The task.
+
+    Returns
+    -------
+    TaskInputs
+
+    Raises
+    ------
+    BNCBenchError, KeyError or OSError
+        If the dataset cannot be loaded or the model cannot be built.
+    """
+    from bncbench.harness import raw_features
+    from bncbench.harness.dataset_values import dataset_values
+    from bncbench.harness.model_specs import make_estimator
+    from bncbench.model.classifier import model_cardinalities
+
+    p = task.protocol
+    ds, train, test, codes, cards = _prepared_fold(
+        json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
+        task.fold, p.mode)
+    params = dataset_values(task.model.params, ds.meta)  # hyperparameters that are the dataset's facts
+    cards = model_cardinalities(task.model.params, cards, ds.missing_mask)  # missing="first_value": no missing code
+    clf = make_estimator(params, cards)
+    X = raw_features.model_matrix(clf, ds.X, codes)  # codes, or the raw features of a model that asks for them
+    return TaskInputs(ds, clf, params, cards, X, train, test)
+
+
 _WARM: set[str] = set()  # the models this process has already run once (see _warm_up)
 WARM_UP_ROWS = 64
 
@@ -196,23 +280,13 @@ def evaluate_task(task: Task) -> TaskRecord:
         Ctrl-C or a kill (the CLI's ``Terminated``) during the evaluation, also when a compiled
         kernel hands it on as the cause of a ``SystemError``: nothing is recorded.
     """
-    from bncbench.harness import raw_features
-    from bncbench.harness.model_specs import make_estimator
-
     p = task.protocol
     rec = TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
                      task.key, task.model.params, protocol=p.mode, environment=environment())
     try:
-        ds, train, test, codes, cards = _prepared_fold(
-            json.dumps(task.dataset, sort_keys=True, default=str), task.data_dir, p.seed, p.folds, task.round,
-            task.fold, p.mode)
-        from bncbench.harness.dataset_values import dataset_values
-        from bncbench.model.classifier import model_cardinalities
-
-        params = dataset_values(task.model.params, ds.meta)  # hyperparameters that are the dataset's facts
-        cards = model_cardinalities(task.model.params, cards, ds.missing_mask)  # missing="first_value": no missing code
-        clf = make_estimator(params, cards)
-        X = raw_features.model_matrix(clf, ds.X, codes)  # codes, or the raw features of a model that asks for them
+        inputs = task_inputs(task)
+        ds, clf, X, train, test = inputs.dataset, inputs.estimator, inputs.X, inputs.train, inputs.test
+        params, cards = inputs.params, inputs.cardinalities
         with checkpoint.suspended():  # the task's checkpoints are its timed fit's
             _warm_up(params, cards, X[train], ds.y[train])  # the very inputs of the timed fit
         t0 = time.perf_counter()
