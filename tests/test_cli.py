@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, run_cli
+from conftest import run_cli
 
 from bncbench.harness.store import load_results
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from conftest import data_dir_or_skip
 from test_ebnc_compat import EBNC_OPTIONS, PROB_TOL, STRUCTURES, _probs, _run

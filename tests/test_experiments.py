@@ -1,6 +1,5 @@
 """Every experiment config in conf/experiment/ composes and runs with a tiny override."""
 
-from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli

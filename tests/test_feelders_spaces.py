@@ -13,7 +13,6 @@ from bncbench.engine.fit import build_problem
 from bncbench.data.perfect import parse_name, perfect_bnc
 from bncbench.data.sources import sample_random_bnc
 from bncbench.engine.flops import bn_costs, lr_costs
-from bncbench.engine.lr_mapping import LRMapping
 from bncbench.engine.optim import optimize
 from bncbench.engine.params import Discriminative, Extended
 from bncbench.engine.roos import BNSpace, LRRoos

@@ -14,7 +14,6 @@ from __future__ import annotations
 from numbers import Real
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pandas as pd
 
 from bncbench.report import tabulate as T
