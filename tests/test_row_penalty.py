@@ -152,3 +152,25 @@ def test_minibatch_gradient_of_all_rows_is_the_gradient(small):
     _, _, pmap, problem = _setup(scorer, X, y, "weighted", 2, reg="rows_one", lam=0.7, init="generative")
     x = pmap.x0() + 0.2 * np.random.default_rng(4).standard_normal(pmap.n_params)
     np.testing.assert_allclose(problem.batch_grad(x, problem.cll.data), problem.fg(x)[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("reg", ["l2", "l2_one", "rows", "rows_one"])
+def test_objective_is_the_plain_formula_bit_for_bit(small, reg):
+    """``Problem.fg`` forms the penalty's gradient in place: the value and gradient of the plain formula, bit for bit
+    (a fit's path depends on them), the caller's point untouched, and the cached gradient not the one handed out."""
+    X, y, cards = small
+    scorer = BNClassifier(structure="tan", discretize=False, cardinalities=cards).fit(X, y).scorer_
+    _, _, pmap, problem = _setup(scorer, X, y, "weighted", 2, reg=reg, lam=0.7, init="generative")
+    x = pmap.x0() + 0.2 * np.random.default_rng(4).standard_normal(pmap.n_params)
+    x_in = x.copy()
+    f, g = problem.fg(x)
+    np.testing.assert_array_equal(x, x_in)
+    nll, g_data = problem._data_term(x, True)
+    d = x - (1.0 if reg.endswith("_one") else 0.0)
+    wd = d if problem.weights is None else problem.weights * d
+    assert f == nll + 0.5 * 0.7 * float(wd @ d)
+    np.testing.assert_array_equal(g, g_data + 0.7 * wd)
+    g[:] = np.nan
+    f_again, g_again = problem.fg(x)  # from the cache
+    assert f_again == f and problem.f(x) == f
+    np.testing.assert_array_equal(g_again, g_data + 0.7 * wd)

@@ -115,8 +115,9 @@ def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls
     Parameters
     ----------
     fg : callable
-        ``fg(x) -> (f, g)``; called with a copy of the iterate, once per point (a point asked for
-        again in a row is not evaluated again, as scipy's ``ScalarFunction`` caches it).
+        ``fg(x) -> (f, g)``; called with a copy of the iterate, which it must not modify, once per
+        point (a point asked for again in a row is not evaluated again, as scipy's
+        ``ScalarFunction`` caches it). ``g`` becomes the state's: ``fg`` must not keep it.
     state : State
         :meth:`State.start` for a new fit, or a state saved by ``on_iteration``; updated in place.
     m, factr, pgtol, maxls : int, float, float, int
@@ -141,16 +142,17 @@ def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls
     nbd = np.zeros(s.x.size, np.int32)
     last = s.x.copy() if s.task[0] != START else None  # the point scipy's cache holds
     if last is None:  # minimize evaluates the start point when it sets up its ScalarFunction
-        s.f, s.g = fg(s.x.copy())
-        last = s.x.copy()
+        last = s.x.copy()  # fg reads its argument only: the copy it is given is also the point last evaluated
+        s.f, s.g = fg(last)
     while True:
-        s.g = s.g.astype(np.float64)
+        if s.g.dtype != np.float64:  # fg's gradient is the caller's to keep: converted only when it must be
+            s.g = s.g.astype(np.float64)
         _lbfgsb.setulb(m, s.x, low, up, nbd, s.f, s.g, factr, pgtol, s.wa, s.iwa, s.task, s.lsave, s.isave,
                        s.dsave, maxls, s.ln_task)
         if s.task[0] == FG:
             if not np.array_equal(s.x, last):
-                s.f, s.g = fg(s.x.copy())
                 last = s.x.copy()
+                s.f, s.g = fg(last)
                 s.nfev += 1
         elif s.task[0] == NEW_X:
             s.n_iter += 1

@@ -181,7 +181,7 @@ class Tracer:
         rec = {"iter": len(self.trace), "nll": float(p.nll(x) if hit is None else hit[1]), "n_fev": int(p.n_fev),
                "time": time.perf_counter() - self.t0, **extra}
         if p.regularized:
-            rec["obj"] = float(rec["nll"] + p._penalty(x)[0] if hit is None else hit[0])
+            rec["obj"] = float(rec["nll"] + p._penalty(x, grad=False)[0] if hit is None else hit[0])
         if p.monitor is not None:
             rec.update(p.monitor(x))
         self.trace.append(rec)
