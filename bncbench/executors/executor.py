@@ -61,6 +61,42 @@ def require(module: str, executor: str, extra: str) -> None:
         raise BNCBenchError(f"executor {executor} needs {module}: pip install -e '.[{extra}]'") from None
 
 
+_ON_ABANDON: list = []
+
+
+def on_abandon(fn) -> None:
+    """Have ``fn()`` called when this worker process is ended because its run is gone (:func:`abandon`).
+
+    The runner removes the running markers of the tasks this process is running with it
+    (:func:`bncbench.harness.runner.run_task`): their end is their run's, not a crash of theirs.
+
+    Parameters
+    ----------
+    fn : callable
+        Called without arguments; registered once (a second registration of it is ignored).
+    """
+    if fn not in _ON_ABANDON:
+        _ON_ABANDON.append(fn)
+
+
+def abandon(code: int) -> None:
+    """End this worker process at once (``os._exit``), after the callables of :func:`on_abandon`.
+
+    Parameters
+    ----------
+    code : int
+        The exit status.
+    """
+    import os
+
+    for fn in list(_ON_ABANDON):
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - the process ends whatever
+            pass
+    os._exit(code)
+
+
 def in_worker(fn, item):
     """``fn(item)`` in a worker process, which reloads datasets the parent has loaded: their identifier
     warnings were given there, when the run was checked (:func:`bncbench.data.specs.check_available`)."""
