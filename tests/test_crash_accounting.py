@@ -25,41 +25,57 @@ REPO = Path(__file__).resolve().parents[1]
 MODELS = [ModelSpec("NB", {"structure": "nb"}), ModelSpec("TAN", {"structure": "tan"})]
 PROTOCOL = Protocol(seed=0, rounds=1, folds=2)
 
-# A sweep of NB and TAN on iris (1 round x 2 folds: 4 tasks, run in this order: f0 NB, f0 TAN, f1 NB,
-# f1 TAN) in which the evaluation of TAN r0f0, the victim, appends a line to a file and then, with
-# mode "kill", kills its own process with SIGKILL (as the out-of-memory killer would).
+# The evaluation of TAN r0f0, the victim, appends a line to a file and then, with CRASH_MODE=kill, kills
+# its own process with SIGKILL (as the out-of-memory killer would), after CRASH_DELAY seconds; NB r0f0
+# sleeps CRASH_SLEEP seconds first. A sitecustomize module, so that joblib's worker processes have it too.
+PATCH = """
+import os
+if os.environ.get("CRASH_MODE"):
+    import signal, time
+    from bncbench.harness import runner
+
+    real = runner.evaluate_task
+
+    def evaluate(task):
+        if task.fold == 0 and task.model.label == "NB":
+            time.sleep(float(os.environ["CRASH_SLEEP"]))
+        if task.fold == 0 and task.model.label == "TAN":
+            with open(os.environ["CRASH_CALLS"], "a") as fh:
+                fh.write("ran\\n")
+            if os.environ["CRASH_MODE"] == "kill":
+                time.sleep(float(os.environ["CRASH_DELAY"]))
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real(task)
+
+    runner.evaluate_task = evaluate
+"""
+# A sweep of NB and TAN on iris: 1 round x 2 folds, 4 tasks, in this order: f0 NB, f0 TAN, f1 NB, f1 TAN.
 SWEEP = """
-import json, os, signal, sys
+import json, sys
 from bncbench.data import specs
 from bncbench.harness import runner
 from bncbench.harness.model_specs import ModelSpec
 
-root, mode, calls, limit = sys.argv[1:5]
-real = runner.evaluate_task
-
-def evaluate(task):
-    if task.model.label == "TAN" and task.fold == 0:
-        with open(calls, "a") as fh:
-            fh.write("ran\\n")
-        if mode == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-    return real(task)
-
-runner.evaluate_task = evaluate
+root, limit, n_jobs = sys.argv[1:4]
 counts = runner.run_experiment(specs.resolve(["sklearn-iris"]),
                                [ModelSpec("NB", {"structure": "nb"}), ModelSpec("TAN", {"structure": "tan"})],
                                results_root=root, protocol=runner.Protocol(seed=0, rounds=1, folds=2),
-                               progress=False, max_crashes=None if limit == "none" else int(limit))
+                               progress=False, max_crashes=None if limit == "none" else int(limit),
+                               n_jobs=int(n_jobs))
 print(json.dumps({k: v for k, v in counts.items() if k != "keys"}))
 """
 
 
-def _sweep(tmp_path, mode, limit=MAX_CRASHES):
+def _sweep(tmp_path, mode, limit=MAX_CRASHES, n_jobs=1, sleep=0.0, delay=0.0):
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(PATCH)
     script = tmp_path / "sweep.py"
     script.write_text(SWEEP)
-    env = dict(os.environ, PYTHONPATH=str(REPO), MPLBACKEND="Agg")
-    return subprocess.run([sys.executable, str(script), str(tmp_path / "res"), mode, str(tmp_path / "calls"),
-                           str(limit)], env=env, capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{site}", MPLBACKEND="Agg", CRASH_MODE=mode,
+               CRASH_CALLS=str(tmp_path / "calls"), CRASH_SLEEP=str(sleep), CRASH_DELAY=str(delay))
+    return subprocess.run([sys.executable, str(script), str(tmp_path / "res"), str(limit), str(n_jobs)], env=env,
+                          capture_output=True, text=True, timeout=120)
 
 
 def _calls(tmp_path):
@@ -129,6 +145,25 @@ def test_a_task_that_kills_its_process_is_recorded_failed_after_max_crashes_deat
     assert json.loads(res.stdout.splitlines()[-1]) == {"total": 4, "skipped": 3, "ok": 1, "failed": 0}
     assert _calls(tmp_path) == MAX_CRASHES + 2
     assert _records(root)["TAN", 0]["status"] == "ok" and list(root.rglob("*.running")) == []
+
+
+def test_with_joblib_workers_the_task_beside_a_crash_is_not_counted_into_the_limit(tmp_path):
+    """joblib's pool kills every worker when one dies, so a task running beside a crash dies too and keeps
+    its marker (seen with loky: both f0 tasks' markers stay when the victim dies beside NB r0f0). The next
+    run runs each task whose process died alone: NB r0f0 ends ok, and only the victim's death is counted."""
+    root = tmp_path / "res"
+    task, marker, _ = _victim(root)
+    store = ResultStore(root)
+    nb = Task(task.dataset, MODELS[0], 0, 0, PROTOCOL)
+    beside = store.running_path(nb.dataset["name"], "NB", 0, 0, nb.key)
+    for path in (marker, beside):  # what the first death left
+        write_marker(path, {"deaths": 0, "pid": 1, "host": "here", "started": "2026-01-01T00:00:00+00:00",
+                            "progress": 0})
+    res = _sweep(tmp_path, "kill", n_jobs=2, sleep=3.0, delay=0.5)  # together, NB r0f0 would be killed again
+    assert res.returncode == 1 and "TerminatedWorkerError" in res.stderr, res.stderr
+    assert [p.name for p in root.rglob("*.running")] == [marker.name] and read_marker(marker)["deaths"] == 1
+    assert {k: r["status"] for k, r in _records(root).items()} == {("NB", 0): "ok"}
+    assert _calls(tmp_path) == 1
 
 
 def test_counting_deaths():

@@ -12,7 +12,10 @@ class Executor(Protocol):
     """Runs ``fn`` on every item; yields the results in completion order.
 
     A structural protocol: any object with a :meth:`map_unordered` method of this signature is an
-    executor (the classes registered in :data:`bncbench.components.EXECUTORS` are).
+    executor (the classes registered in :data:`bncbench.components.EXECUTORS` are). An executor
+    whose workers die together (one worker's death ends the tasks of the others: joblib's pool)
+    says so with a true attribute ``shared_fate``; the runner then runs a task whose process died
+    before alone, so that deaths are counted against the task that caused them.
     """
 
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:

@@ -63,6 +63,13 @@ class JoblibExecutor:
         """
         self.n_jobs = int(n_jobs)
 
+    @property
+    def shared_fate(self) -> bool:
+        """Whether a worker's death ends the other workers' tasks: with several workers, loky kills the whole
+        pool when one dies (the runner then runs a task whose process died before alone,
+        :func:`bncbench.harness.runner.run_experiment`); in-process (``n_jobs=1``) there are no others."""
+        return self.n_jobs != 1
+
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Apply ``fn`` to every item, in this process or in joblib's loky workers.
 

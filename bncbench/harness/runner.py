@@ -713,7 +713,9 @@ def run_experiment(
         out-of-memory kill) is recorded failed without being run (:func:`run_task`), also when
         failed tasks are retried, until its running marker is removed or the limit raised;
         ``None``: no limit. A task in flight when this run is interrupted (Ctrl-C, SIGTERM) is
-        not counted, also where the executor's workers were killed to stop it.
+        not counted, also where the executor's workers were killed to stop it. Where one
+        worker's death ends the others' tasks (joblib with several workers), a task whose process
+        died before runs first, alone (:func:`_crash_groups`).
 
     Returns
     -------
@@ -748,24 +750,46 @@ def run_experiment(
     # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
     log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
     every = log.every if log is not None else None  # fits of an hour say how far they are, as the tasks do
+    fn = functools.partial(run_task, store_root=str(results_root), progress_every=every,
+                           checkpoint_every=checkpoint_every, max_crashes=max_crashes)
     started, returned = _utc_now(), set()
     try:
-        for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root),
-                                                            progress_every=every, checkpoint_every=checkpoint_every,
-                                                            max_crashes=max_crashes), pending):
-            returned.add(rec.key)
-            counts[rec.status] += 1
-            bar.update(1)
-            if log is not None:
-                log.update(counts["failed"])
-            if rec.status == "failed":
-                bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
+        for group in _crash_groups(ResultStore(results_root), pending, executor, max_crashes):
+            for rec in executor.map_unordered(fn, group):
+                returned.add(rec.key)
+                counts[rec.status] += 1
+                bar.update(1)
+                if log is not None:
+                    log.update(counts["failed"])
+                if rec.status == "failed":
+                    bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
     except BaseException as exc:
         if not isinstance(exc, Exception):  # an interrupt: the executor has stopped its tasks in flight itself
             _forget_stopped(ResultStore(results_root), [t for t in pending if t.key not in returned], started)
         raise
     bar.close()
     return {**counts, "keys": keys}
+
+
+def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes: int | None) -> list[list[Task]]:
+    """The pending tasks in the groups the executor is handed, one after another.
+
+    One group, unless the executor's workers share their fate (``executor.shared_fate``: joblib
+    with several workers, whose pool kills every worker when one dies) and a task whose process
+    died before will run again: each such task then runs first, alone, so that its death is
+    counted against it only, and the tasks that happened to run beside a crash are not counted
+    into a limit that is not theirs (they run alone once, and their markers go).
+    """
+    if not getattr(executor, "shared_fate", False):
+        return [pending]
+    alone, rest = [], []
+    for t in pending:
+        where = (t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        marker = read_marker(store.running_path(*where))
+        again = marker is not None and (max_crashes is None or crash_count(
+            marker, checkpoint.saved_iterations(store.fit_prefix(*where))) < max_crashes)
+        (alone if again else rest).append(t)
+    return [[t] for t in alone] + ([rest] if rest else [])
 
 
 def _forget_stopped(store: ResultStore, tasks: list[Task], since: str) -> None:
