@@ -30,6 +30,9 @@ BAD = [
     (["dry_run=true", "seed=-1"], "seed must be >= 0, got -1"),
     (["checkpoint_every=-5"], "checkpoint_every must be >= 0 seconds (0: every iteration) or null, got -5.0"),
     (["checkpoint_every=often"], "Value 'often' of type 'str' could not be converted to Float"),
+    (["max_crashes=0"], "max_crashes must be an integer >= 1 (deaths of a task's process in a row before it is "
+                        "recorded failed) or null (no limit), got 0"),
+    (["max_crashes=often"], "Value 'often' of type 'str' could not be converted to Integer"),
     # unknown keys, with or without +, name the closest valid key (issue #36, item 1)
     (["strucure=nb"], "the run config has no key 'strucure' (did you mean 'structure'?)"),
     (["+strucure=tan"], "unknown key 'strucure' (did you mean 'structure'?)"),
@@ -186,8 +189,8 @@ def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
     assert res.returncode == 0, res.stderr
     assert not (tmp_path / "r").exists()
     rows = [ln.split() for ln in res.stdout.splitlines()]
-    assert rows[0] == ["dataset", "model", "pending", "failed", "before", "checkpointed", "tasks"]
-    assert rows[1:3] == [["synth-nb", "NB", "2", "0", "0", "2"], ["synth-tree", "NB", "2", "0", "0", "2"]]
+    assert rows[0] == ["dataset", "model", "pending", "failed", "before", "checkpointed", "died", "tasks"]
+    assert rows[1:3] == [["synth-nb", "NB", "2", "0", "0", "0", "2"], ["synth-tree", "NB", "2", "0", "0", "0", "2"]]
     assert res.stdout.splitlines()[-1] == "tasks: 4 total, 0 already done, 4 pending (dry run: nothing ran)"
 
     # NB on synth-nb done; a model whose every task fails on synth-tree (a parent list of the wrong length)
@@ -201,16 +204,16 @@ def test_dry_run_lists_pending_tasks_and_writes_nothing(tmp_path):
     assert res.returncode == 0, res.stderr
     jobs = res.stdout.split("# ")[1:]
     assert [j.splitlines()[0].split()[-1] for j in jobs] == ["structure=nb", "structure=tan"]
-    assert [ln.split() for ln in jobs[0].splitlines()[2:]] == [["synth-tree", "NB", "2", "0", "0", "2"],
+    assert [ln.split() for ln in jobs[0].splitlines()[2:]] == [["synth-tree", "NB", "2", "0", "0", "0", "2"],
                                                                "tasks: 4 total, 2 already done, 2 pending (dry "
                                                                "run: nothing ran)".split()]
     assert "tasks: 4 total, 0 already done, 4 pending" in jobs[1]
     res = run_cli(["run", "dry_run=true", *base, *bad], cwd=tmp_path)
-    assert [ln.split() for ln in res.stdout.splitlines()[1:3]] == [["synth-nb", "BAD", "2", "0", "0", "2"],
-                                                                   ["synth-tree", "BAD", "2", "2", "1", "2"]]
+    assert [ln.split() for ln in res.stdout.splitlines()[1:3]] == [["synth-nb", "BAD", "2", "0", "0", "0", "2"],
+                                                                   ["synth-tree", "BAD", "2", "2", "1", "0", "2"]]
     res = run_cli(["run", "dry_run=true", "retry_failed=false", *base, *bad], cwd=tmp_path)
     assert [ln.split() for ln in res.stdout.splitlines()[1:]] == [
-        ["synth-nb", "BAD", "2", "0", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
+        ["synth-nb", "BAD", "2", "0", "0", "0", "2"], "tasks: 4 total, 2 already done, 2 pending (dry run: nothing ran)".split()]
     assert _tree(tmp_path / "r") == before
 
 

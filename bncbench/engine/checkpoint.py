@@ -265,6 +265,35 @@ def files(prefix) -> list[Path]:
     return sorted(prefix.parent.glob(f"{prefix.name}.fit*.npz"))
 
 
+def saved_iterations(prefix) -> int:
+    """How far the saved fits of ``prefix`` are: the iterations their checkpoints would go on from, summed.
+
+    What a rerun of the task would resume from (its optimizations in order, each from its last
+    save); it grows with every save, so the runner tells a killed fit that progressed from one
+    that died again where it was (:func:`bncbench.harness.runner.crash_count`). Only each file's
+    iteration count is read, not its state.
+
+    Parameters
+    ----------
+    prefix : str or os.PathLike
+        As :class:`FitCheckpoint`'s.
+
+    Returns
+    -------
+    int
+        The sum of the saved ``n_iter`` over :func:`files`; 0 without a checkpoint (a file that
+        cannot be read counts 0).
+    """
+    total = 0
+    for path in files(prefix):
+        try:
+            with np.load(path) as z:
+                total += int(z["n_iter"])
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            continue
+    return total
+
+
 def active() -> FitCheckpoint | None:
     """The checkpoint of the enclosing :func:`fit_checkpoint` block, if any.
 

@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Iterator
 
 from bncbench.components import EXECUTORS
 from bncbench.errors import BNCBenchError
-from bncbench.executors.executor import R, T, in_worker
+from bncbench.executors.executor import R, T, abandon, in_worker
 from bncbench.registry import Hyperparameter
 
 
@@ -63,6 +63,13 @@ class JoblibExecutor:
         """
         self.n_jobs = int(n_jobs)
 
+    @property
+    def shared_fate(self) -> bool:
+        """Whether a worker's death ends the other workers' tasks: with several workers, loky kills the whole
+        pool when one dies (the runner then runs a task whose process died before alone,
+        :func:`bncbench.harness.runner.run_experiment`); in-process (``n_jobs=1``) there are no others."""
+        return self.n_jobs != 1
+
     def map_unordered(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[R]:
         """Apply ``fn`` to every item, in this process or in joblib's loky workers.
 
@@ -93,7 +100,8 @@ def _orphan_safe(fn, item, parent: int):
 
     A run killed alone (``kill -9`` of its main process) would otherwise leave its workers
     computing their tasks for minutes, results nobody stores. A daemon thread per worker checks
-    every second whether the worker was re-parented and ends the process if so.
+    every second whether the worker was re-parented and ends the process if so (:func:`abandon`: the
+    task it was running is not counted as a crash of its own).
     """
     if parent not in _WATCHING:
         import os
@@ -103,7 +111,7 @@ def _orphan_safe(fn, item, parent: int):
         def watch():
             while os.getppid() == parent:
                 time.sleep(1.0)
-            os._exit(1)
+            abandon(1)
 
         _WATCHING.add(parent)
         threading.Thread(target=watch, name="bncbench-orphan-watch", daemon=True).start()

@@ -53,6 +53,9 @@ class Plan:
     checkpoint_every : float or None, default=None
         Seconds between the saves of a long fit's state (``cfg.checkpoint_every``;
         :func:`bncbench.harness.runner.run_task`); ``None``: no checkpoints.
+    max_crashes : int or None, default=None
+        Deaths of a task's process in a row without progress after which it is recorded failed
+        unrun (``cfg.max_crashes``, :func:`bncbench.harness.runner.run_task`); ``None``: no limit.
     """
 
     name: str
@@ -63,6 +66,7 @@ class Plan:
     data_dir: str | None
     executor: Executor | None = None
     checkpoint_every: float | None = None
+    max_crashes: int | None = None
 
 
 def _searchpath(cfg: DictConfig) -> list:
@@ -311,7 +315,7 @@ def prepare(cfg: DictConfig) -> Plan:
     BNCBenchError
         If ``name``, ``cv.rounds``, ``cv.folds`` or ``seed`` is missing or not usable (the name
         must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
-        ``checkpoint_every`` is negative,
+        ``checkpoint_every`` is negative, ``max_crashes`` is not an integer >= 1 or null,
         a dataset is unknown or unavailable or cannot be evaluated by the protocol (too few rows,
         a continuous class: :func:`bncbench.harness.protocol.check_dataset_fits`), a model option, key
         or label is bad, a model's
@@ -321,6 +325,7 @@ def prepare(cfg: DictConfig) -> Plan:
     from bncbench.executors import make_executor
     from bncbench.harness.model_specs import expand_models
     from bncbench.harness.protocol import Protocol, check_dataset_fits
+    from bncbench.harness.runner import check_max_crashes
 
     from hydra.utils import to_absolute_path
 
@@ -332,6 +337,7 @@ def prepare(cfg: DictConfig) -> Plan:
         protocol = Protocol.from_config(cfg)
         every = cfg.get("checkpoint_every")
         every = None if every is None else float(every)
+        max_crashes = cfg.get("max_crashes")
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
     except BNCBenchError:
@@ -342,6 +348,7 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"bad experiment name {name!r}")
     if every is not None and not every >= 0:
         raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
+    max_crashes = check_max_crashes(max_crashes)
     mode = protocol.mode
     datasets = specs.resolve(dataset_names)
     if data_dir is not None:
@@ -363,7 +370,7 @@ def prepare(cfg: DictConfig) -> Plan:
     executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models, protocol, data_dir,
-                executor, every)
+                executor, every, max_crashes)
 
 
 def select_models(models: list, only) -> list:
@@ -453,6 +460,7 @@ def execute(cfg: DictConfig, plan: Plan | None = None) -> int:
         progress=progress,
         retry_failed=bool(cfg.get("retry_failed", True)),
         checkpoint_every=plan.checkpoint_every,
+        max_crashes=plan.max_crashes,
     )
     correction = bool(cfg.get("correction", False))
     # summary.csv covers every record of the experiment directory (sweep jobs share it);
@@ -497,8 +505,11 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
     -------
     str
         A table of the (dataset, model) pairs with pending tasks (``pending``, of them
-        ``failed before`` and ``checkpointed``: with a fit checkpoint to go on from, and the pair's
-        ``tasks``), in the plan's order, then one line of counts.
+        ``failed before``, ``checkpointed``: with a fit checkpoint to go on from, and ``died``: with
+        the running marker of a process that died in the task, or of one running it now; and the
+        pair's ``tasks``), in the plan's order, then one line of counts, which names the tasks a
+        run would record failed unrun (their process died ``plan.max_crashes`` times in a row,
+        :func:`bncbench.harness.runner.run_task`) and the first one's marker.
 
     Raises
     ------
@@ -508,26 +519,34 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
     import pandas as pd
 
     from bncbench.engine import checkpoint
-    from bncbench.harness.runner import pending_tasks
-    from bncbench.harness.store import ResultStore
+    from bncbench.harness.runner import crash_count, pending_tasks
+    from bncbench.harness.store import ResultStore, read_marker
 
     tasks, pending = pending_tasks(plan.datasets, plan.models, results_root=plan.root, protocol=plan.protocol,
                                    data_dir=plan.data_dir, retry_failed=retry_failed, move=False)
     store = ResultStore(plan.root)
     rows: dict[tuple[str, str], list[int]] = {}
     for t in tasks:
-        rows.setdefault((t.dataset["name"], t.model.label), [0, 0, 0, 0])[3] += 1
+        rows.setdefault((t.dataset["name"], t.model.label), [0, 0, 0, 0, 0])[4] += 1
+    crashed = []
     for t in pending:
         where = (t.dataset["name"], t.model.label, t.round, t.fold, t.key)
         row = rows[where[:2]]
         row[0] += 1
         row[1] += store.record_path(*where).exists()
         row[2] += bool(checkpoint.files(store.fit_prefix(*where)))
+        marker = read_marker(store.running_path(*where))
+        row[3] += marker is not None
+        if marker is not None and plan.max_crashes is not None and \
+                crash_count(marker, checkpoint.saved_iterations(store.fit_prefix(*where))) >= plan.max_crashes:
+            crashed.append(store.running_path(*where))
     table = pd.DataFrame([(d, m, *r) for (d, m), r in rows.items() if r[0]],
-                         columns=["dataset", "model", "pending", "failed before", "checkpointed", "tasks"])
+                         columns=["dataset", "model", "pending", "failed before", "checkpointed", "died", "tasks"])
     head = "nothing is pending" if table.empty else table.to_string(index=False)
+    tail = (f"; {len(crashed)} of them died max_crashes={plan.max_crashes} times in a row and would be recorded "
+            f"failed unrun (remove their .running marker to try again, first {crashed[0]})" if crashed else "")
     return (f"{head}\ntasks: {len(tasks)} total, {len(tasks) - len(pending)} already done, {len(pending)} pending "
-            f"(dry run: nothing ran)")
+            f"(dry run: nothing ran){tail}")
 
 
 # ---------------------------------------------------------------------- CLI glue

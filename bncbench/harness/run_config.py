@@ -20,6 +20,7 @@ from typing import Any, List, Optional
 from bncbench.engine.checkpoint import EVERY
 from bncbench.errors import BNCBenchError, did_you_mean
 from bncbench.harness.protocol import CVConfig, Protocol
+from bncbench.harness.runner import MAX_CRASHES
 
 
 @dataclass
@@ -57,6 +58,10 @@ class RunConfig:
     checkpoint_every : float, optional, default=:data:`bncbench.engine.checkpoint.EVERY`
         Seconds between the saves of a long L-BFGS fit's state, from which a killed task's rerun
         goes on (:mod:`bncbench.engine.checkpoint`); 0: every iteration; None: no checkpoints.
+    max_crashes : int, optional, default=:data:`bncbench.harness.runner.MAX_CRASHES`
+        A task whose process died this many times in a row without progress (a segfault, an
+        out-of-memory kill) is recorded failed without being run (:func:`bncbench.harness.runner.run_task`);
+        at least 1; None: no limit.
     correction : bool, default=False
         Webb's unbiased correction of the Kohavi–Wolpert bias in the printed summary.
     dry_run : bool, default=False
@@ -84,6 +89,7 @@ class RunConfig:
     retry_failed: bool = True
     progress: Optional[bool] = None
     checkpoint_every: Optional[float] = EVERY
+    max_crashes: Optional[int] = MAX_CRASHES
     correction: bool = False
     dry_run: bool = False
     report: Any = None

@@ -9,15 +9,19 @@ to an executor (:mod:`bncbench.executors`; joblib on this machine by default),
 knowing nothing else of where tasks run. A sweep killed at any moment loses at
 most the tasks in flight; a rerun skips every task whose record is complete. A
 task that raises is recorded as failed with its error message and the sweep
-goes on.
+goes on. A task that kills its process (a segfault, an out-of-memory kill) leaves
+its running marker; after ``max_crashes`` such deaths in a row without progress it is
+recorded as failed without being run (:func:`run_task`), so no sweep loops on it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import json
 import os
+import socket
 import sys
 import time
 import traceback
@@ -38,7 +42,8 @@ from bncbench.model.preprocess import Discretizer
 from bncbench.harness.provenance import environment
 from bncbench.harness.protocol import Protocol, cv_folds  # noqa: F401 - Protocol: bncbench.harness.runner.Protocol
 from bncbench.metrics import rmse, zero_one_loss
-from bncbench.harness.store import RECORD_VERSION, ResultStore, TaskRecord, safe_name, task_key
+from bncbench.harness.store import (RECORD_VERSION, ResultStore, TaskRecord, read_marker, safe_name, task_key,
+                                    write_marker)
 
 if TYPE_CHECKING:
     from bncbench.data.dataset import Dataset
@@ -281,8 +286,7 @@ def evaluate_task(task: Task) -> TaskRecord:
         kernel hands it on as the cause of a ``SystemError``: nothing is recorded.
     """
     p = task.protocol
-    rec = TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
-                     task.key, task.model.params, protocol=p.mode, environment=environment())
+    rec = _new_record(task)
     try:
         inputs = task_inputs(task)
         ds, clf, X, train, test = inputs.dataset, inputs.estimator, inputs.X, inputs.train, inputs.test
@@ -323,6 +327,13 @@ def evaluate_task(task: Task) -> TaskRecord:
     return rec
 
 
+def _new_record(task: Task) -> TaskRecord:
+    """The record of ``task`` before its outcome: who, what, and the environment computing it."""
+    p = task.protocol
+    return TaskRecord(task.dataset["name"], task.model.label, task.round, task.fold, p.seed, p.folds, p.rounds,
+                      task.key, task.model.params, protocol=p.mode, environment=environment())
+
+
 def _interrupt_within(exc: BaseException) -> BaseException | None:
     """The interrupt behind ``exc``, if any: an interrupt that comes while a numba kernel runs
     is raised as a ``SystemError`` ("returned a result with an exception set") caused by it."""
@@ -335,9 +346,97 @@ def _interrupt_within(exc: BaseException) -> BaseException | None:
     return None
 
 
+MAX_CRASHES = 2
+"""Deaths of a task's process in a row, without progress, after which it is recorded failed unrun (``max_crashes``).
+
+Two, not one: a single death may be another's doing (the out-of-memory killer takes the largest
+process of a node, a node is lost, a whole sweep is killed with ``kill -9``) and costs one more
+attempt; a second death at the same task with no checkpoint saved in between is the task's own,
+and each further attempt could cost hours before it dies again."""
+
+
+def check_max_crashes(value) -> int | None:
+    """``max_crashes`` as the runner takes it: an integer of at least 1, or None (no limit).
+
+    Parameters
+    ----------
+    value : int or None
+        The run option.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    BNCBenchError
+        If ``value`` is not None and not an integer >= 1 (one line).
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise BNCBenchError(f"max_crashes must be an integer >= 1 (deaths of a task's process in a row before it is "
+                            f"recorded failed) or null (no limit), got {value!r}")
+    return int(value)
+
+
+def crash_count(marker: dict | None, progress: int) -> int:
+    """Deaths in a row without progress of a task's process, counting the one a found marker tells of.
+
+    Parameters
+    ----------
+    marker : dict or None
+        The running marker the task's previous attempt left (:func:`bncbench.harness.store.read_marker`):
+        its ``deaths`` (those before that attempt) and ``progress`` (the checkpoint iteration it
+        went on from); None: no marker, the previous attempt ended as Python saw it (or there was none).
+    progress : int
+        Where the task's fit would go on from now (:func:`bncbench.engine.checkpoint.saved_iterations`).
+
+    Returns
+    -------
+    int
+        0 without a marker, or when the fit saved a later checkpoint than the marker's (the dead
+        attempt progressed: a long fit killed at the end of a session is no crash loop);
+        otherwise the marker's ``deaths`` plus one.
+    """
+    if marker is None:
+        return 0
+    try:
+        before, deaths = int(marker.get("progress", 0)), int(marker.get("deaths", 0))
+    except (TypeError, ValueError):
+        before, deaths = 0, 0
+    return 0 if progress > before else deaths + 1
+
+
+_RUNNING: set = set()
+"""The running markers of the tasks this process runs now (removed if the process is abandoned)."""
+
+
+def _drop_running() -> None:
+    for marker in list(_RUNNING):
+        with contextlib.suppress(OSError):
+            marker.unlink(missing_ok=True)
+
+
+def _utc_now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | None = None,
-             checkpoint_every: float | None = None) -> TaskRecord:
+             checkpoint_every: float | None = None, max_crashes: int | None = MAX_CRASHES) -> TaskRecord:
     """Evaluate one task and write its record where the task ran; returns the record without its arrays.
+
+    While the task is evaluated its running marker (:meth:`~bncbench.harness.store.ResultStore.running_path`,
+    written atomically) holds ``deaths`` (its process's deaths in a row without progress before
+    this attempt), ``pid``, ``host``, ``started`` (UTC) and ``progress`` (the checkpoint iteration the
+    fit goes on from, :func:`bncbench.engine.checkpoint.saved_iterations`; 0 without one). The
+    marker is removed whenever Python sees the task end: its record written (ok or failed), an
+    exception, an interrupt (Ctrl-C, SIGTERM, ``SystemExit``), or its joblib worker ended because
+    the run is gone. A marker found at the start therefore tells of a process that died in the
+    task (a segfault, an out-of-memory kill, SIGKILL, a lost node); :func:`crash_count` counts it,
+    unless the fit saved a later checkpoint since. Once the count reaches ``max_crashes`` the task
+    is not run: a failed record says so, and the marker stays, so that a retry of failed tasks
+    records the same failure without running it, until the marker is removed or the limit raised.
 
     Parameters
     ----------
@@ -354,6 +453,9 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
         removed once the record is written. The record's ``train_time`` then includes the
         optimizer's seconds before the checkpoint, and ``resumed`` the iterations it went on
         from. The files of a failed task stay, for its retry. ``None``: no checkpoints.
+    max_crashes : int, optional, default=:data:`MAX_CRASHES`
+        Deaths in a row without progress after which the task is recorded failed unrun; ``None``:
+        it always runs (the marker is still written and counted).
 
     Returns
     -------
@@ -368,28 +470,74 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     BNCBenchError or KeyError
         As :func:`evaluate_task`.
     """
+    from bncbench.executors.executor import on_abandon
+
     allocator.keep_freed_memory()  # once per process: the same numbers, fewer page faults
+    on_abandon(_drop_running)
     store = ResultStore(store_root)
     label = f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}"
-    ck = None
-    with contextlib.ExitStack() as stack:
-        if progress_every is not None:
-            from bncbench.engine.optim import fit_progress
+    where = (task.dataset["name"], task.model.label, task.round, task.fold, task.key)
+    prefix = store.fit_prefix(*where)
+    marker = store.running_path(*where)
+    progress = checkpoint.saved_iterations(prefix)
+    previous = read_marker(marker)
+    deaths = crash_count(previous, progress)
+    if max_crashes is not None and deaths >= max_crashes:  # not run: recorded failed, the marker stays
+        rec = _new_record(task)
+        rec.status, rec.error = "failed", crashed_message(previous, deaths, marker)
+        store.put(rec)
+        return rec.summary()
+    if deaths:
+        print(f"bncbench: {label}: the process running it died (death {deaths} in a row without progress, "
+              f"max_crashes={max_crashes}; last start {previous.get('started')} on {previous.get('host')}, pid "
+              f"{previous.get('pid')}); running it again", file=sys.stderr, flush=True)
+    write_marker(marker, {"deaths": deaths, "pid": os.getpid(), "host": socket.gethostname(),
+                          "started": _utc_now(), "progress": progress})
+    _RUNNING.add(marker)
+    try:
+        ck = None
+        with contextlib.ExitStack() as stack:
+            if progress_every is not None:
+                from bncbench.engine.optim import fit_progress
 
-            stack.enter_context(fit_progress(label, progress_every))
-        if checkpoint_every is not None:
-            prefix = store.fit_prefix(task.dataset["name"], task.model.label, task.round, task.fold, task.key)
-            ck = stack.enter_context(checkpoint.fit_checkpoint(prefix, checkpoint_every, label))
-        rec = evaluate_task(task)
-    if ck is not None and ck.resumed and rec.status == "ok":
-        rec.train_time += ck.credited
-        rec.resumed = list(ck.resumed)
-    if rec.arrays is not None:
-        rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}
-    store.put(rec)
-    if ck is not None and rec.status == "ok":  # a failed task's retry may go on from them
-        ck.clear()
+                stack.enter_context(fit_progress(label, progress_every))
+            if checkpoint_every is not None:
+                ck = stack.enter_context(checkpoint.fit_checkpoint(prefix, checkpoint_every, label))
+            rec = evaluate_task(task)
+        if ck is not None and ck.resumed and rec.status == "ok":
+            rec.train_time += ck.credited
+            rec.resumed = list(ck.resumed)
+        if rec.arrays is not None:
+            rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}
+        store.put(rec)
+        if ck is not None and rec.status == "ok":  # a failed task's retry may go on from them
+            ck.clear()
+    finally:  # Python saw the task end (a record, an exception, an interrupt): no death to count
+        _RUNNING.discard(marker)
+        marker.unlink(missing_ok=True)
     return rec.summary()
+
+
+def crashed_message(marker: dict, deaths: int, path: Path) -> str:
+    """The error of a task recorded failed because its process died ``deaths`` times in a row.
+
+    Parameters
+    ----------
+    marker : dict
+        Its running marker (:func:`bncbench.harness.store.read_marker`).
+    deaths : int
+        :func:`crash_count`.
+    path : pathlib.Path
+        The marker's path.
+
+    Returns
+    -------
+    str
+        One line: how many deaths, the last start's time, host and pid, and how to try again.
+    """
+    return (f"the process running this task died {deaths} times in a row without progress (segfault, "
+            f"out-of-memory kill or SIGKILL; last start {marker.get('started', '?')} on {marker.get('host', '?')}, "
+            f"pid {marker.get('pid', '?')}); to try again, remove {path} or raise max_crashes")
 
 
 def plan_tasks(
@@ -595,6 +743,7 @@ def run_experiment(
     progress: bool | None = None,
     retry_failed: bool = True,
     checkpoint_every: float | None = checkpoint.EVERY,
+    max_crashes: int | None = MAX_CRASHES,
 ) -> dict:
     """Run every pending task; returns counts of ``total, skipped, ok, failed`` and the task ``keys``.
 
@@ -633,6 +782,14 @@ def run_experiment(
     checkpoint_every : float, optional
         Seconds between the saves of a long L-BFGS fit's state, from which the task's rerun goes
         on if this run is killed (:func:`run_task`); ``None``: no checkpoints.
+    max_crashes : int, optional, default=:data:`MAX_CRASHES`
+        A task whose process died this many times in a row without progress (a segfault, an
+        out-of-memory kill) is recorded failed without being run (:func:`run_task`), also when
+        failed tasks are retried, until its running marker is removed or the limit raised;
+        ``None``: no limit. A task in flight when this run is interrupted (Ctrl-C, SIGTERM) is
+        not counted, also where the executor's workers were killed to stop it. Where one
+        worker's death ends the others' tasks (joblib with several workers), a task whose process
+        died before runs first, alone (:func:`_crash_groups`).
 
     Returns
     -------
@@ -645,11 +802,13 @@ def run_experiment(
     BNCBenchError
         Before any task runs: if a model's parameters are bad (the command line's one line,
         :func:`bncbench.validate.check_model`), two model labels map to the same directory, the results
-        directory holds a record of another configuration for a pending task, or the
-        default executor rejects ``n_jobs``. Errors of :attr:`Task.key` (see there) propagate too.
+        directory holds a record of another configuration for a pending task, ``max_crashes`` is
+        not an integer >= 1 or None, or the default executor rejects ``n_jobs``. Errors of
+        :attr:`Task.key` (see there) propagate too.
     """
     from bncbench.executors import make_executor
 
+    max_crashes = check_max_crashes(max_crashes)
     protocol = protocol or Protocol()
     executor = executor if executor is not None else make_executor("joblib", n_jobs=n_jobs)
     tasks, pending = pending_tasks(datasets, models, results_root=results_root, protocol=protocol,
@@ -665,16 +824,62 @@ def run_experiment(
     # Without a terminal (cluster logs, nohup) tqdm stays silent: log one line a minute instead.
     log = _ProgressLog(len(pending), every=60.0) if bar.disable and progress is None else None
     every = log.every if log is not None else None  # fits of an hour say how far they are, as the tasks do
-    for rec in executor.map_unordered(functools.partial(run_task, store_root=str(results_root), progress_every=every,
-                                                        checkpoint_every=checkpoint_every), pending):
-        counts[rec.status] += 1
-        bar.update(1)
-        if log is not None:
-            log.update(counts["failed"])
-        if rec.status == "failed":
-            bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
+    fn = functools.partial(run_task, store_root=str(results_root), progress_every=every,
+                           checkpoint_every=checkpoint_every, max_crashes=max_crashes)
+    started, returned = _utc_now(), set()
+    try:
+        for group in _crash_groups(ResultStore(results_root), pending, executor, max_crashes):
+            for rec in executor.map_unordered(fn, group):
+                returned.add(rec.key)
+                counts[rec.status] += 1
+                bar.update(1)
+                if log is not None:
+                    log.update(counts["failed"])
+                if rec.status == "failed":
+                    bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
+    except BaseException as exc:
+        if not isinstance(exc, Exception):  # an interrupt: the executor has stopped its tasks in flight itself
+            _forget_stopped(ResultStore(results_root), [t for t in pending if t.key not in returned], started)
+        raise
     bar.close()
     return {**counts, "keys": keys}
+
+
+def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes: int | None) -> list[list[Task]]:
+    """The pending tasks in the groups the executor is handed, one after another.
+
+    One group, unless the executor's workers share their fate (``executor.shared_fate``: joblib
+    with several workers, whose pool kills every worker when one dies) and a task whose process
+    died before will run again: each such task then runs first, alone, so that its death is
+    counted against it only, and the tasks that happened to run beside a crash are not counted
+    into a limit that is not theirs (they run alone once, and their markers go).
+    """
+    if not getattr(executor, "shared_fate", False):
+        return [pending]
+    alone, rest = [], []
+    for t in pending:
+        where = (t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        marker = read_marker(store.running_path(*where))
+        again = marker is not None and (max_crashes is None or crash_count(
+            marker, checkpoint.saved_iterations(store.fit_prefix(*where))) < max_crashes)
+        (alone if again else rest).append(t)
+    return [[t] for t in alone] + ([rest] if rest else [])
+
+
+def _forget_stopped(store: ResultStore, tasks: list[Task], since: str) -> None:
+    """Remove the running markers that this run's tasks in flight left when it was interrupted.
+
+    An interrupted run stops its tasks itself (joblib kills its workers with SIGKILL, the slurm
+    executor cancels its jobs): those ends are not crashes of the tasks. A marker is this run's
+    when it was written at or after ``since`` (UTC, :func:`_utc_now`); older ones (a death before
+    this run) stay.
+    """
+    for t in tasks:
+        path = store.running_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        marker = read_marker(path)
+        if marker is not None and str(marker.get("started", "")) >= since:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
 
 
 def evaluate(dataset_spec: str | dict, model_params: dict, *, seed: int = Protocol.seed,

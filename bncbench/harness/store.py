@@ -5,6 +5,7 @@ Layout under ``results/<experiment>/``::
     records/<dataset>/<model>/r<round>f<fold>-<key>.json   # scalars, trace, status
     records/<dataset>/<model>/r<round>f<fold>-<key>.npz    # per-test-instance predictions
     records/<dataset>/<model>/r<round>f<fold>-<key>.fit<i>.npz  # while it runs: a long fit's checkpoint
+    records/<dataset>/<model>/r<round>f<fold>-<key>.running     # while it runs: its running marker (JSON)
     .lock                                                     # while a run writes: its owner (ResultStore.lock)
 
 ``key`` is a hash of everything that determines the task (dataset identity,
@@ -18,6 +19,9 @@ them out. One run at a time writes into a store (:meth:`ResultStore.lock`).
 A long L-BFGS fit saves its state beside the record to be
 (``.fit<i>.npz``, :mod:`bncbench.engine.checkpoint`): the rerun of a killed
 task goes on from there; the files are removed once the record is written.
+A task's running marker (``.running``, :meth:`ResultStore.running_path`) is there while its
+evaluation runs and stays only when the process died in it (a segfault, an out-of-memory kill,
+SIGKILL): the runner counts those deaths (:func:`bncbench.harness.runner.run_task`).
 """
 
 from __future__ import annotations
@@ -330,6 +334,27 @@ class ResultStore:
         """
         return self.record_path(dataset, model, round_, fold, key).with_suffix("")
 
+    def running_path(self, dataset: str, model: str, round_: int, fold: int, key: str) -> Path:
+        """Where a task's running marker is while it runs (:func:`bncbench.harness.runner.run_task`).
+
+        Parameters
+        ----------
+        dataset, model : str
+            Dataset name and model label.
+        round_, fold : int
+            Round and fold.
+        key : str
+            The task's key.
+
+        Returns
+        -------
+        pathlib.Path
+            :meth:`record_path` with the suffix ``.running`` (not ``.json``: no reader of
+            records takes it for one). Read and written with :func:`read_marker` and
+            :func:`write_marker`.
+        """
+        return self.record_path(dataset, model, round_, fold, key).with_suffix(".running")
+
     def is_done(self, path: Path, *, retry_failed: bool = True) -> bool:
         """Whether the record at ``path`` means its task need not run again.
 
@@ -474,7 +499,8 @@ class ResultStore:
 
         A record's ``.npz`` is written before its JSON, so a process stopped between the two
         (a kill, a full disk) leaves one behind; it is never read, and a rerun rewrites it.
-        Fit checkpoints (``.fit<i>.npz``) are not strays. Call it while holding :meth:`lock`.
+        Fit checkpoints (``.fit<i>.npz``) are not strays, nor are running markers (``.running``).
+        Call it while holding :meth:`lock`.
 
         Returns
         -------
@@ -589,9 +615,10 @@ class ResultStore:
         """Move the record at ``old`` (JSON and predictions) to ``new``, under ``key``.
 
         For a change of how keys are computed that does not change results. Safe to repeat
-        after a kill at any point: the predictions move first, then the JSON is written at
-        ``new`` (atomically, with ``key`` in place of its old one), and the old JSON goes last.
-        An old record beside an existing new one is removed.
+        after a kill at any point: the running marker (:meth:`running_path`, a task's count of
+        deaths) and the predictions move first, then the JSON is written at ``new`` (atomically,
+        with ``key`` in place of its old one), and the old JSON goes last. An old record beside
+        an existing new one is removed, with its marker.
 
         Parameters
         ----------
@@ -612,12 +639,16 @@ class ResultStore:
                 record = json.loads(old.read_text())
             except (OSError, ValueError):
                 return False
+            marker = old.with_suffix(".running")
+            if marker.exists() and not new.with_suffix(".running").exists():
+                os.replace(marker, new.with_suffix(".running"))
             npz = old.with_suffix(".npz")
             if npz.exists():
                 os.replace(npz, new.with_suffix(".npz"))
             self.write(new, {**record, "key": key})
         else:  # the task has run again under its new key: the old record is a stale copy
             old.with_suffix(".npz").unlink(missing_ok=True)
+        old.with_suffix(".running").unlink(missing_ok=True)
         old.unlink(missing_ok=True)
         return True
 
@@ -727,6 +758,48 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def read_marker(path: str | os.PathLike) -> dict | None:
+    """A task's running marker (:meth:`ResultStore.running_path`), or None if there is none.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The marker's path.
+
+    Returns
+    -------
+    dict or None
+        Its fields (:func:`bncbench.harness.runner.run_task`: ``deaths``, ``pid``, ``host``,
+        ``started``, ``progress``); None if the file does not exist. A marker that cannot be
+        parsed (written by hand) is an empty dict: a death with nothing else known.
+    """
+    try:
+        marker = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}
+    return marker if isinstance(marker, dict) else {}
+
+
+def write_marker(path: str | os.PathLike, marker: dict) -> None:
+    """Write a task's running marker atomically (:func:`bncbench.atomic.atomic_write_bytes`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The marker's path (:meth:`ResultStore.running_path`); its directories are created.
+    marker : dict
+        JSON-serializable fields.
+
+    Raises
+    ------
+    OSError
+        If it cannot be written.
+    """
+    atomic_write_bytes(Path(path), json.dumps(marker, default=json_default).encode())
 
 
 def json_default(o):
