@@ -530,7 +530,7 @@ def dry_run(plan: Plan, *, retry_failed: bool = True) -> str:
         rows.setdefault((t.dataset["name"], t.model.label), [0, 0, 0, 0, 0])[4] += 1
     crashed = []
     for t in pending:
-        where = (t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        where = t.where
         row = rows[where[:2]]
         row[0] += 1
         row[1] += store.record_path(*where).exists()

@@ -98,6 +98,18 @@ class Task:
         """
         return self._key(specs.spec_fingerprint(self.dataset))
 
+    @property
+    def where(self) -> tuple[str, str, int, int, str]:
+        """``(dataset name, model label, round, fold, key)``: the task's address in a results store.
+
+        Returns
+        -------
+        tuple
+            The arguments of :meth:`~bncbench.harness.store.ResultStore.record_path` and of its
+            siblings (``fit_prefix``, ``running_path``, ``conflicts``).
+        """
+        return self.dataset["name"], self.model.label, self.round, self.fold, self.key
+
     @functools.cached_property
     def legacy_key(self) -> str | None:
         """The key this task had before the registry's descriptive fields left the fingerprint.
@@ -259,8 +271,7 @@ def _warm_up(params: dict, cards, X: np.ndarray, y: np.ndarray) -> None:
 def evaluate_task(task: Task) -> TaskRecord:
     """Fit and score one task; a failure is a record too (``status="failed"``). Writes nothing.
 
-    The dataset is loaded, split and discretized (cut points fitted on the training part only)
-    once per (dataset, round, fold) and process; the four most recent are kept.
+    The model and rows are :func:`task_inputs`' (cut points fitted on the training part only).
 
     Parameters
     ----------
@@ -476,7 +487,7 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     on_abandon(_drop_running)
     store = ResultStore(store_root)
     label = f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}"
-    where = (task.dataset["name"], task.model.label, task.round, task.fold, task.key)
+    where = task.where
     prefix = store.fit_prefix(*where)
     marker = store.running_path(*where)
     progress = checkpoint.saved_iterations(prefix)
@@ -618,10 +629,8 @@ def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
     done : bool
         Whether the task needs no run.
     """
-    name, label = task.dataset["name"], task.model.label
-    path = store.record_path(name, label, task.round, task.fold, task.key)
-    legacy = None if task.legacy_key is None else store.record_path(name, label, task.round, task.fold,
-                                                                     task.legacy_key)
+    path = store.record_path(*task.where)
+    legacy = None if task.legacy_key is None else store.record_path(*task.where[:4], task.legacy_key)
     if not move:
         moved_from = legacy if legacy is not None and legacy != path and legacy.exists() else None
         judged = moved_from if moved_from is not None and not path.exists() else path
@@ -692,7 +701,7 @@ def pending_tasks(
             print(f"bncbench: {'redoing' if move else 'would redo'} unreadable record {path}: {problem}",
                   file=sys.stderr)
         # a dry run leaves the legacy record where it is; a real run has moved it already
-        others = [p for p in store.conflicts(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        others = [p for p in store.conflicts(*t.where)
                   if p != moved_from]
         if others:
             raise BNCBenchError(
@@ -858,7 +867,7 @@ def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes
         return [pending]
     alone, rest = [], []
     for t in pending:
-        where = (t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        where = t.where
         marker = read_marker(store.running_path(*where))
         again = marker is not None and (max_crashes is None or crash_count(
             marker, checkpoint.saved_iterations(store.fit_prefix(*where))) < max_crashes)
@@ -875,7 +884,7 @@ def _forget_stopped(store: ResultStore, tasks: list[Task], since: str) -> None:
     this run) stay.
     """
     for t in tasks:
-        path = store.running_path(t.dataset["name"], t.model.label, t.round, t.fold, t.key)
+        path = store.running_path(*t.where)
         marker = read_marker(path)
         if marker is not None and str(marker.get("started", "")) >= since:
             with contextlib.suppress(OSError):
