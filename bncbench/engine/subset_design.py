@@ -707,6 +707,43 @@ def _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows):  # pragma
             p += m
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_group_tables(Phi, table_off, entry_start, entry_n, entry_rows):  # pragma: no cover - compiled
+    """:func:`_group_tables` with a row of ``Y`` potentials per entry: entry ``e`` the sum of its subsets' rows of
+    ``Phi`` (the trained ones), in subset order, from zero."""
+    NG = entry_n.shape[0]
+    R, Y = Phi.shape
+    T = np.zeros((table_off[NG], Y))
+    for grp in range(NG):
+        m = entry_n[grp]
+        p = entry_start[grp]
+        for e in range(table_off[grp], table_off[grp + 1]):
+            for i in range(m):
+                r = entry_rows[p + i]
+                if r < R:
+                    for y in range(Y):
+                        T[e, y] += Phi[np.uint64(r), y]
+            p += m
+    return T
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_group_reduce(G, gt, table_off, entry_start, entry_n, entry_rows):  # pragma: no cover - compiled
+    """:func:`_group_reduce` with rows: each entry's gradient row added into every row of ``G`` it was built from."""
+    NG = entry_n.shape[0]
+    R, Y = G.shape
+    for grp in range(NG):
+        m = entry_n[grp]
+        p = entry_start[grp]
+        for e in range(table_off[grp], table_off[grp + 1]):
+            for i in range(m):
+                r = entry_rows[p + i]
+                if r < R:
+                    for y in range(Y):
+                        G[np.uint64(r), y] += gt[e, y]
+            p += m
+
+
 @numba.njit(cache=True, nogil=True)
 def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides, n_attrs, table_off, entry_start,
                   entry_n, entry_rows):  # pragma: no cover - compiled
@@ -805,18 +842,7 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
     Y = Phi.shape[1]
     NG = n_attrs.shape[0]
     E = table_off[NG]
-    R = Phi.shape[0]  # as in _grouped_cll2: the trained rows only
-    T = np.zeros((E, Y))
-    for grp in range(NG):
-        m = entry_n[grp]
-        p = entry_start[grp]
-        for e in range(table_off[grp], table_off[grp + 1]):
-            for i in range(m):
-                r = entry_rows[p + i]
-                if r < R:
-                    for y in range(Y):
-                        T[e, y] += Phi[np.uint64(r), y]
-            p += m
+    T = _row_group_tables(Phi, table_off, entry_start, entry_n, entry_rows)  # as in _grouped_cll2: trained rows only
     gt = np.zeros((E if want_grad else 1, Y))
     table = np.empty((NG, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=np.int32)
     key = np.empty(chunk, dtype=np.int64)
@@ -851,16 +877,7 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
                         for y in range(Y):
                             gt[k, y] += sc[b, y]
     if want_grad:
-        for grp in range(NG):
-            m = entry_n[grp]
-            p = entry_start[grp]
-            for e in range(table_off[grp], table_off[grp + 1]):
-                for i in range(m):
-                    r = entry_rows[p + i]
-                    if r < R:
-                        for y in range(Y):
-                            G[np.uint64(r), y] += gt[e, y]
-                p += m
+        _row_group_reduce(G, gt, table_off, entry_start, entry_n, entry_rows)
     return nll
 
 
