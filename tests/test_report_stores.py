@@ -157,3 +157,38 @@ def test_a_failed_record_never_replaces_a_successful_one_and_labels_name_one_mod
                                                         "n_folds": 2, "param.structure": "tan"})
     with pytest.raises(BNCBenchError, match="stores first and second split mnist14 differently"):
         merge_stores(holdout)
+
+
+def test_the_report_draws_each_models_rates_with_features_removed_marginalized_and_imputed(tmp_path):
+    """Fig. 6's curves: a record's ``missing_features`` (from one store, its imputed curve from a later one)."""
+    from bncbench.report.build import report_from_frames
+    from bncbench.report.missing_curves import panels_of
+    from bncbench.harness.missing_protocol import curves
+
+    recs = []
+    for fold, (m0, m5, i5) in enumerate([(0.9, 0.6, 0.8), (0.8, 0.4, 0.7)]):
+        for model, params in (("NB", NB), ("TAN", TAN)):
+            recs.append({"dataset": "d", "model": model, "round": 0, "fold": fold, "status": "ok", "zero_one": 0.1,
+                         "rmse": 0.3, "train_time": 1.0, "test_time": 0.1, "n_instances": 100, "big": False,
+                         **{f"param.{k}": v for k, v in params.items()},
+                         "missing_features": {"k": [0, 5], "method": "missing", "rate": [[m0, m0], [m5, m5 + 0.1]],
+                                              **({"rate_knn_mode": [[m0, m0], [i5, i5]]} if model == "TAN" else {})}})
+    recs = pd.DataFrame(recs)
+    table = curves(recs)
+    tan = panels_of(table, "TAN")["d"]
+    assert list(tan) == ["marginalized", "kNN imputation (most frequent value)"]
+    assert tan["marginalized"][0].tolist() == [0, 5]
+    np.testing.assert_allclose(tan["marginalized"][1], [85.0, 100 * (0.6 + 0.7 + 0.4 + 0.5) / 4])
+    np.testing.assert_allclose(tan["kNN imputation (most frequent value)"][1], [85.0, 75.0])
+    assert list(panels_of(table, "NB")["d"]) == ["marginalized"]
+    summ = recs.groupby(["dataset", "model"], sort=False).agg(
+        zero_one=("zero_one", "mean"), rmse=("rmse", "mean"), train_time=("train_time", "mean"),
+        test_time=("test_time", "mean"), n_instances=("n_instances", "first"), big=("big", "first"),
+        n_ok=("status", "size")).reset_index().assign(n_failed=0, bias=0.05, variance=0.05)
+    rep = report_from_frames(recs, summ, tmp_path / "rep", name="mf", overrides={"n_jobs": 1}, log=lambda m: None)
+    written = pd.read_csv(tmp_path / "rep" / "tables" / "missing_features.csv")
+    assert len(written) == 2 * 2 + 2 and set(written["method"]) == {"missing", "knn_mode"}
+    figs = {p.name for p in rep.figures()}
+    assert {"missing_nb.png", "missing_tan.png", "missing_tan.pdf"} <= figs
+    index = (tmp_path / "rep" / "index.md").read_text()
+    assert "## Features removed at test time (Pernkopf et al., Fig. 6)" in index and "figures/missing_tan.png" in index

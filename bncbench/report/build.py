@@ -10,6 +10,7 @@ Layout of ``reports/<name>/``::
     tables/friedman.{tex,md,csv}         Friedman test, average ranks, Nemenyi CD
     tables/per_dataset_<metric>_<group>.{tex,md,csv}   mean ± std over folds (appendix)
     tables/convergence_gaps.{md,csv}     §7.4 iteration gaps per dataset
+    tables/missing_features.{md,csv}     rates with features removed at test time (cv.missing_features)
     figures/*.{pdf,png}
 
 Each section of the index is built by one function of :mod:`bncbench.report.sections`;
@@ -332,6 +333,11 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
     tuned = sensitivity_section(records, cfg.figures, w)  # records with tuning candidates: Pernkopf et al.'s Fig. 5
     if tuned is not None:
         sections.append(tuned)
+    from bncbench.report.missing_curves import missing_features_section
+
+    removed = missing_features_section(records, cfg.figures, w)  # cv.missing_features: Pernkopf et al.'s Fig. 6
+    if removed is not None:
+        sections.append(removed)
     w.render(n_jobs=_n_jobs(overrides))
     _write_index(w, name, sections)
     log(f"bncbench: report of {name}: {len(w.files)} files in {out} ({time.perf_counter() - t0:.1f} s); open {out / 'index.html'}")
