@@ -45,27 +45,6 @@ def test_vs_paper_puts_every_paper_cell_beside_ours():
     assert list(t[t["dataset"] == "mnist14"]["learning"].drop_duplicates()) == ["ML", "CL", "MM", "SVM"]
 
 
-def test_a_later_stores_record_of_the_same_model_and_fold_replaces_the_earlier(capsys):
-    """Matched by every stored parameter, not by label: another kappa is another model; a changed rate is printed."""
-    rec = {"dataset": "mnist14", "round": 0, "fold": 0, "param.structure": "nb", "param.kappa": 0.25,
-           "param.grid": np.nan, "zero_one": 0.1, "missing_features": {"rate": [[0.9]]}}
-    df = pd.DataFrame([
-        {**rec, "model": "NB-MM", "experiment": "pernkopf_mnist"},
-        {**rec, "model": "NB-MM", "experiment": "pernkopf_kappa", "param.kappa": 0.5},
-        {**rec, "model": "NB-MM", "experiment": "pernkopf_mnist", "fold": 1},
-        {**rec, "model": "renamed", "experiment": "pernkopf_mnist_impute",
-         "missing_features": {"rate": [[0.9]], "rate_knn_mode": [[0.95]]}},
-        {**rec, "model": "NB-MM", "experiment": "pernkopf_mnist_impute", "fold": 1, "zero_one": 0.2}])
-    out = pt.later_replaces_earlier(df)
-    assert sorted(zip(out["experiment"], out["fold"], out["param.kappa"])) == [
-        ("pernkopf_kappa", 0, 0.5), ("pernkopf_mnist_impute", 0, 0.25), ("pernkopf_mnist_impute", 1, 0.25)]
-    assert "rate_knn_mode" in out[(out["fold"] == 0) & (out["param.kappa"] == 0.25)]["missing_features"].iloc[0]
-    printed = capsys.readouterr().out.splitlines()
-    assert len(printed) == 2
-    assert printed[0].endswith("replaced by pernkopf_mnist_impute's")  # same rate and curve: said, nothing more
-    assert "test error 0.100000 -> 0.200000" in printed[1]
-
-
 def test_paired_counts_the_folds_each_learning_wins_on_the_same_folds():
     rows = []
     for fold, (ml, cl, mm) in enumerate([(80, 85, 86), (81, 84, 84), (79, 86, 85), (80, 83, 88)]):

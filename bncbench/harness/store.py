@@ -929,3 +929,171 @@ def load_predictions(record_path: str | os.PathLike, keys: Iterable[str] | None 
     """
     with np.load(Path(record_path).with_suffix(".npz")) as z:
         return {k: z[k] for k in (z.files if keys is None else keys)}
+
+
+class ReplacedRecordWarning(BNCBenchWarning):
+    """A later store's record replaced an earlier store's record of the same task with different results."""
+
+
+SPLIT_FIELDS = ("seed", "n_folds", "protocol")
+"""The record fields that fix a (dataset, round, fold)'s split (:func:`bncbench.harness.protocol.cv_folds`):
+stores read as one must agree on them per dataset (:func:`load_stores`). ``n_rounds`` is not one: a model run
+with fewer rounds has the first rounds of the others'."""
+
+
+def _absent(v) -> bool:
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _model_ids(df: pd.DataFrame) -> pd.Series:
+    """A record's model as text: every stored ``param.*`` value (a parameter the record lacks is left out)."""
+    params = sorted(c for c in df.columns if c.startswith("param."))
+    rows = df[params].to_dict("records") if params else [{}] * len(df)
+    return pd.Series([json.dumps({k: v for k, v in p.items() if not _absent(v)}, sort_keys=True, default=json_default)
+                      for p in rows], index=df.index)
+
+
+def _curve(rec: pd.Series):
+    mf = rec.get("missing_features")
+    return mf.get("rate") if isinstance(mf, dict) else None
+
+
+def load_stores(roots: Iterable[str | os.PathLike], *, with_trace: bool = False, strict: bool = False,
+                labels: bool = True, say=None) -> pd.DataFrame:
+    """The records of several stores of one experiment, read as one store: a later store's record of the same
+    task replaces an earlier one's.
+
+    Stores are read in the order given (:func:`load_results` each). Two records are of the same task when
+    they have the same dataset, round, fold and model parameters (every ``param.*`` value; a parameter one
+    record lacks is absent, not a difference of label): the later store's is kept, except that a failed
+    record never replaces a successful one. A replaced record whose test 0-1 loss, RMSE or marginalized
+    missing-features curve differs from its replacement's gives one :class:`ReplacedRecordWarning`;
+    ``say`` gets one line with how many were replaced.
+
+    The stores must be of one experiment. They are refused when, for one dataset, their records disagree
+    on the split of a (round, fold) (:data:`SPLIT_FIELDS`: the seed, the folds per round, cv or holdout),
+    and, with ``labels`` (what a report needs: it names models by label), when one model label names two
+    different sets of parameters; then one set of parameters stored under two labels (a label renamed
+    between runs) takes the latest store's label.
+
+    Parameters
+    ----------
+    roots : iterable of str or os.PathLike
+        The stores (results directories), earliest first.
+    with_trace, strict : bool, default=False
+        As for :func:`load_results`.
+    labels : bool, default=True
+        One label per model and one model per label (refused or relabelled as above); False leaves labels as
+        stored, for a reader that tells models apart by their parameters only.
+    say : callable, optional
+        Receives one summary line when records were replaced or relabelled.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`load_results`, with a ``store`` column (the root the record was read from, as given),
+        in the order one store holding the kept records would give (:func:`record_files`, by the record's
+        path inside its store).
+
+    Raises
+    ------
+    BNCBenchError
+        If no store is given, or the stores disagree as described above (one line naming the dataset or
+        label and two of the stores).
+    """
+    roots = [str(r) for r in roots]
+    if not roots:
+        raise BNCBenchError("no results store given")
+    frames = []
+    for r in roots:
+        f = load_results(r, with_trace=with_trace, strict=strict)
+        if not f.empty:
+            frames.append(f.assign(store=r))
+    if not frames:
+        return pd.DataFrame()
+    df = pd.concat(frames, ignore_index=True)
+    return merge_stores(df, labels=labels, say=say) if len(frames) > 1 else df
+
+
+def merge_stores(df: pd.DataFrame, *, labels: bool = True, say=None) -> pd.DataFrame:
+    """Records of several stores as one store's: the merge of :func:`load_stores`, on loaded records.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Records as :func:`load_results` gives them, with a ``store`` column, the earlier stores' records
+        first. Not modified.
+    labels : bool, default=True
+        As for :func:`load_stores`.
+    say : callable, optional
+        As for :func:`load_stores`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One record per task (the latest store's, a successful one before a failed one), ordered as one store
+        holding them would read them (by the record's path inside its store; ``df``'s order without a
+        ``path`` column).
+
+    Raises
+    ------
+    BNCBenchError
+        As :func:`load_stores`.
+    """
+    df = df.reset_index(drop=True).copy()
+    n_stores = df["store"].nunique()
+    split = df.reindex(columns=list(SPLIT_FIELDS)).astype(object)
+    split["protocol"] = split["protocol"].where(split["protocol"].notna(), "cv")  # records before it: cv
+    split_text = split.astype(str).agg(" ".join, axis=1)
+    for dataset, g in split_text.groupby(df["dataset"], sort=False):
+        if g.nunique() > 1:
+            first = g.iloc[0]
+            other = g[g != first].index[0]
+            a = df.loc[g.index[0], "store"]
+            raise BNCBenchError(
+                f"stores {a} and {df.loc[other, 'store']} split {dataset} differently (seed, folds, protocol: "
+                f"{first} against {g[other]}): not one experiment, not merged")
+    model_id = _model_ids(df)
+    for label, g in model_id.groupby(df["model"], sort=False):
+        if labels and g.nunique() > 1:
+            first = g.iloc[0]
+            other = g[g != first].index[0]
+            raise BNCBenchError(f"the label {label!r} names different models in {df.loc[g.index[0], 'store']} and "
+                                f"{df.loc[other, 'store']} (parameters {first} against {g[other]}): not merged")
+    ident = df["dataset"] + "\0" + df["round"].astype(str) + "\0" + df["fold"].astype(str) + "\0" + model_id
+    ok = (df["status"] == "ok").to_numpy()
+    order = np.lexsort((np.arange(len(df)), ok))  # within a task: failed first, then successful, each by store
+    keep_pos = pd.Series(np.arange(len(df))[order], index=ident.iloc[order].to_numpy())
+    kept = keep_pos.groupby(level=0, sort=False).last()
+    kept_of = pd.Series(kept.reindex(ident.to_numpy()).to_numpy(), index=df.index)
+    replaced = kept_of.to_numpy() != np.arange(len(df))
+    for i in np.flatnonzero(replaced):
+        old, new = df.iloc[i], df.iloc[kept_of.iloc[i]]
+        changes = [f"{c} {old.get(c)} -> {new.get(c)}" for c in ("status", "zero_one", "rmse")
+                   if not (old.get(c) == new.get(c) or (_absent(old.get(c)) and _absent(new.get(c))))]
+        if _curve(old) is not None and _curve(new) is not None and _curve(old) != _curve(new):
+            changes.append("missing-features curve differs")
+        task = f"{old['dataset']} {old['model']} round {old['round']} fold {old['fold']}"
+        if kept_of.iloc[i] < i:  # a later store's failed record
+            warnings.warn(ReplacedRecordWarning(
+                f"{task}: the failed record of {old['store']} left out, {new['store']}'s successful one kept"),
+                stacklevel=2)
+        elif changes:
+            warnings.warn(ReplacedRecordWarning(
+                f"{task}: the record of {old['store']} replaced by {new['store']}'s, which differs "
+                f"({'; '.join(changes)})"), stacklevel=2)
+    renamed = 0
+    if labels:  # one label per model: the latest store's
+        latest = df.loc[~replaced].groupby(model_id[~replaced], sort=False)["model"].last()
+        relabel = model_id.map(latest)
+        renamed = int((relabel != df["model"])[~replaced].sum())
+        df["model"] = relabel
+    if say is not None and (replaced.any() or renamed):
+        say(f"bncbench: {n_stores} stores read as one: {int(replaced.sum())} record(s) replaced by a later "
+            f"store's" + (f", {renamed} relabelled as the latest store names their model" if renamed else ""))
+    out = df.loc[~replaced]
+    if "path" in out:  # in the order one store holding them would give (record_files: by path in the store)
+        inside = [Path(p).relative_to(r).parts if Path(p).is_relative_to(r) else Path(p).parts
+                  for p, r in zip(out["path"], out["store"])]  # parts: as sorted(Path) orders them
+        out = out.iloc[sorted(range(len(inside)), key=inside.__getitem__)]
+    return out.reset_index(drop=True)

@@ -10,6 +10,7 @@ Layout of ``reports/<name>/``::
     tables/friedman.{tex,md,csv}         Friedman test, average ranks, Nemenyi CD
     tables/per_dataset_<metric>_<group>.{tex,md,csv}   mean ± std over folds (appendix)
     tables/convergence_gaps.{md,csv}     §7.4 iteration gaps per dataset
+    tables/missing_features.{md,csv}     rates with features removed at test time (cv.missing_features)
     figures/*.{pdf,png}
 
 Each section of the index is built by one function of :mod:`bncbench.report.sections`;
@@ -26,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import pandas as pd
 
@@ -50,7 +51,7 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
 from bncbench.report.supplement import (read_supplement, rounded_mixes, supplement_summary, supplied_params,
                                        with_params)
 from bncbench.atomic import atomic_write_bytes
-from bncbench.harness.store import load_results
+from bncbench.harness.store import load_stores
 
 
 @dataclass
@@ -156,22 +157,25 @@ def shown_path(path: str | os.PathLike, results_dir: str | os.PathLike) -> str:
     return (Path(p.parent.name) / p.name).as_posix()
 
 
-def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | None = None, *,
+def make_report(results_dir: str | os.PathLike | Sequence[str | os.PathLike],
+                out_dir: str | os.PathLike | None = None, *,
                 overrides: dict | None = None, log: Callable[[str], None] | None = None) -> Report:
     """Tables, figures and index of the experiment in ``results_dir``; returns what was written.
 
     The ``report:`` section and the experiment's name come from ``overrides["config"]`` or the
-    newest composed Hydra config under ``results_dir`` (:func:`~bncbench.report.config.find_run_config`;
-    defaults without one); the summary is recomputed from the records with the run's
-    ``correction`` setting.
+    newest composed Hydra config under ``results_dir`` (its first store's;
+    :func:`~bncbench.report.config.find_run_config`; defaults without one); the summary is recomputed
+    from the records with the run's ``correction`` setting.
 
     Parameters
     ----------
-    results_dir : str or os.PathLike
-        ``results/<name>`` of a run.
+    results_dir : str or os.PathLike, or a sequence of them
+        ``results/<name>`` of a run, or several stores of one experiment read as one in the order given,
+        a later store's record of a task replacing an earlier one's
+        (:func:`~bncbench.harness.store.load_stores`).
     out_dir : str or os.PathLike, optional
         Report directory; ``reports/<name>`` (relative to the working directory) by default, with
-        ``<name>`` the config's experiment name or the results directory's name.
+        ``<name>`` the config's experiment name or the (first) results directory's name.
     overrides : dict, optional
         Command-line options (keys ``config``, ``supplement``, ``pairs``, ``reference``, ``metrics``,
         ``models``, ``convergence_datasets``, ``at``, ``aggregate``, ``friedman_metrics``,
@@ -192,18 +196,24 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     Raises
     ------
     BNCBenchError
-        If ``results_dir`` does not exist or holds no records, the config file or the supplement
-        is missing or unreadable, the supplement's data differ from the records', a requested
+        If a results directory does not exist or holds no records, the stores cannot be read as one
+        (:func:`~bncbench.harness.store.load_stores`), the config file or the supplement is missing or unreadable, the supplement's data differ from the records', a requested
         model is not in the results, the report config is invalid (see
         :func:`~bncbench.report.config.build_config`), or ``n_jobs`` is 0 or below -1.
     """
     t0 = time.perf_counter()
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    results_dir = Path(results_dir)
-    if not results_dir.is_dir():
-        raise BNCBenchError(f"results directory not found: {results_dir}")
-    if not any(results_dir.glob("records/*/*/*.json")):
-        raise BNCBenchError(f"no result records under {results_dir}/records (run the experiment first)")
+    stores = [Path(results_dir)] if isinstance(results_dir, (str, os.PathLike)) else [Path(r) for r in results_dir]
+    if not stores:
+        raise BNCBenchError("no results directory given")
+    for store in stores:
+        if not store.is_dir():
+            raise BNCBenchError(f"results directory not found: {store}")
+        if not any(store.glob("records/*/*/*.json")):
+            raise BNCBenchError(f"no result records under {store}/records (run the experiment first)")
+    if len(set(s.resolve() for s in stores)) < len(stores):
+        raise BNCBenchError("a results directory is given twice")
+    results_dir = stores[0]
     overrides = dict(overrides or {})
     cfg_override = overrides.pop("config", None)
     if cfg_override:
@@ -216,7 +226,7 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
     name = exp_name or results_dir.resolve().name
     out = Path(out_dir) if out_dir else Path("reports") / name
 
-    records = load_results(results_dir, with_trace=True, strict=bool(overrides.pop("strict", False)))
+    records = load_stores(stores, with_trace=True, strict=bool(overrides.pop("strict", False)), say=log)
     wanted = overrides.get("models") or section.get("models")
     if wanted:
         records = records[records["model"].isin(list(wanted))]
@@ -240,9 +250,11 @@ def make_report(results_dir: str | os.PathLike, out_dir: str | os.PathLike | Non
         missing = [m for m in overrides["models"] if m not in set(summary["model"])]
         if missing:
             raise BNCBenchError(f"model(s) not in the results: {', '.join(missing)}")
-    source = (f"`{shown_path(results_dir, results_dir)}`, config "
-              f"`{shown_path(cfg_path, results_dir) if cfg_path else 'none (defaults)'}`"
-              + (f", supplement `{shown_path(supplement, results_dir)}`" if supplement else ""))
+    source = ", ".join(f"`{shown_path(store, store)}`" for store in stores)
+    if len(stores) > 1:
+        source += " (read as one: a later store's record of a task replaces an earlier one's)"
+    source += (f", config `{shown_path(cfg_path, results_dir) if cfg_path else 'none (defaults)'}`"
+               + (f", supplement `{shown_path(supplement, results_dir)}`" if supplement else ""))
     return report_from_frames(records, summary, out, section=section, name=name, overrides=overrides, source=source,
                               log=log, t0=t0)
 
@@ -321,6 +333,11 @@ def report_from_frames(records: pd.DataFrame, summary: pd.DataFrame, out: str | 
     tuned = sensitivity_section(records, cfg.figures, w)  # records with tuning candidates: Pernkopf et al.'s Fig. 5
     if tuned is not None:
         sections.append(tuned)
+    from bncbench.report.missing_curves import missing_features_section
+
+    removed = missing_features_section(records, cfg.figures, w)  # cv.missing_features: Pernkopf et al.'s Fig. 6
+    if removed is not None:
+        sections.append(removed)
     w.render(n_jobs=_n_jobs(overrides))
     _write_index(w, name, sections)
     log(f"bncbench: report of {name}: {len(w.files)} files in {out} ({time.perf_counter() - t0:.1f} s); open {out / 'index.html'}")

@@ -1,4 +1,4 @@
-"""``python -m bncbench report RESULTS_DIR [options]``."""
+"""``python -m bncbench report RESULTS_DIR [RESULTS_DIR ...] [options]``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,14 @@ examples:
   python -m bncbench report results/quickstart --out reports/qs --reference NB --pairs TAN:NB KDB-1:NB
   python -m bncbench report results/zaidi2017 --pairs "NB^w:NB" "NB^w:NB^d" --metrics zero_one rmse train_time
   python -m bncbench report results/zaidi_dbl --supplement docs/reproductions/zaidi_dbl_completed/summary.csv
+  python -m bncbench report results/pernkopf_mnist results/pernkopf_mnist_impute --out reports/mnist
+
+Several results directories are read as one store, in the order given: a later store's record of a
+task (same dataset, round, fold and model parameters) replaces an earlier one's; stores that split a
+dataset differently (seed, folds, cv or holdout) or give one label to two models are refused.
 
 Options given here override the `report:` section of the experiment's config
-(results/<name>/hydra/run/.hydra/config.yaml); see docs/reporting.md.
+(results/<name>/hydra/run/.hydra/config.yaml, the first store's); see docs/reporting.md.
 """
 
 
@@ -34,9 +39,10 @@ def parser() -> argparse.ArgumentParser:
     """
     p = _Parser(prog="python -m bncbench report", description="Tables and figures from an experiment's results.",
                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results_dir", help="results/<name> of a run")
-    p.add_argument("--out", help="output directory (default: reports/<name>)")
-    p.add_argument("--config", help="config file with a report: section (default: the run's Hydra config)")
+    p.add_argument("results_dir", nargs="+", help="results/<name> of a run; several: stores of one experiment read "
+                                                   "as one, a later store's record of a task replacing an earlier one's")
+    p.add_argument("--out", help="output directory (default: reports/<name>, the first store's experiment)")
+    p.add_argument("--config", help="config file with a report: section (default: the first store's Hydra config)")
     p.add_argument("--supplement", metavar="SUMMARY_CSV",
                    help="another run's summary.csv (a committed report's): its per-dataset means stand for the "
                         "(dataset, model) pairs the records lack or hold with fewer folds, models the records "
@@ -61,7 +67,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m bncbench report ARGS``: build the report of a results directory.
+    """``python -m bncbench report ARGS``: build the report of a results directory (or of several, read as one).
 
     Parameters
     ----------

@@ -10,7 +10,7 @@ Models are told apart by their stored parameters (``param.structure``, ``param.p
         [results/pernkopf_mnist_impute] --out docs/reproductions/pernkopf
 
 A later store's record of the same model (every stored parameter equal) on the same fold replaces an earlier
-store's: :func:`later_replaces_earlier`.
+store's: :func:`bncbench.harness.store.load_stores`, as ``python -m bncbench report`` reads several stores.
 
 ``paired.csv`` compares the learnings on the same folds (MM vs CL, CL vs ML, MM vs ML per dataset and structure:
 folds won / drawn / lost, mean difference, sign test).
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,7 @@ import pandas as pd
 from bncbench.harness.missing_protocol import curves
 from bncbench.report.stats import sign_test
 from bncbench.report.sensitivity import tuning_curves
-from bncbench.harness.store import load_results
+from bncbench.harness.store import load_stores
 
 STRUCTURES = {"nb": "NB", "tan": "TAN-CMI", "tan_omi_cr": "TAN-OMI-CR", "tan_cr": "TAN-CR"}
 
@@ -89,39 +90,18 @@ def start_of(rec: pd.Series) -> str:
 
 
 def gather(roots: list[str]) -> pd.DataFrame:
-    frames = []
-    for r in roots:
-        f = load_results(r)
-        f["experiment"] = Path(r).name
-        frames.append(f)
-    df = pd.concat(frames, ignore_index=True)
+    """The successful records of the stores, read as one (:func:`~bncbench.harness.store.load_stores`: a later
+    store's record of the same model, every stored parameter equal, on the same fold replaces an earlier one's; one
+    that differs in test rate or marginalized curve is named on stderr). Models are told apart by their parameters
+    here, so the stores' labels are left as stored (``labels=False``)."""
+    df = load_stores(roots, labels=False, say=lambda line: print(line, file=sys.stderr))
+    df = df.sort_values("store", key=lambda s: s.map(roots.index), kind="stable")  # the CSVs' rows by store
+    df["experiment"] = df["store"].map(lambda r: Path(r).name)
     df = df[df["status"] == "ok"].copy()
-    df = later_replaces_earlier(df)
     df[["structure", "learning"]] = df.apply(lambda r: pd.Series(kind(r)), axis=1)
     df["start"] = df.apply(start_of, axis=1)
     df["rate"] = 100 * (1 - df["zero_one"])
     return df
-
-
-def later_replaces_earlier(df: pd.DataFrame) -> pd.DataFrame:
-    """One record per (dataset, round, fold, model parameters): a later store's record of the same model on the
-    same fold replaces an earlier store's (e.g. ``pernkopf_mnist_impute``, the same BNCs rerun with the kNN-mode
-    imputation curve, after ``pernkopf_mnist``). Models are matched by every stored parameter, never by label; a
-    replaced record whose test rate or marginalized curve differs is printed, so no change passes unseen."""
-    params = sorted(c for c in df.columns if c.startswith("param."))
-    ident = df[["dataset", "round", "fold", *params]].apply(lambda r: json.dumps(
-        [None if isinstance(v, float) and np.isnan(v) else v for v in r], default=str), axis=1)
-    dup = ident.duplicated(keep="last")
-    for i in np.flatnonzero(dup.to_numpy()):
-        old, new = df.iloc[i], df[ident == ident.iloc[i]].iloc[-1]
-        curve = lambda rec: (rec["missing_features"] or {}).get("rate") if isinstance(  # noqa: E731
-            rec["missing_features"], dict) else None
-        same = old["zero_one"] == new["zero_one"] and curve(old) == curve(new)
-        print(f"{old['dataset']} {old['model']} round {old['round']} fold {old['fold']}: the record of "
-              f"{old['experiment']} replaced by {new['experiment']}'s"
-              + ("" if same else f" (test error {old['zero_one']:.6f} -> {new['zero_one']:.6f}, curves differ: "
-                 f"{curve(old) != curve(new)})"))
-    return df[~dup.to_numpy()].copy()
 
 
 def start_comparison(df: pd.DataFrame) -> pd.DataFrame:
