@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bncbench.harness.missing_protocol import curves
-from bncbench.report import tabulate as T
-from bncbench.report.sections import Section, _slug
+from bncbench.report.sections import Section, _slug, frame_table
 
 if TYPE_CHECKING:
     from bncbench.report.build import _Writer
@@ -78,10 +77,7 @@ def missing_features_section(records: pd.DataFrame, figures: bool, w: _Writer) -
         "`n` rates (folds x draws). `missing`: the removed features summed out by the model "
         "(`missing: marginalize`) or ignored; `knn_mode`: filled with the most frequent value of the nearest "
         "training rows; `knn_mean`: filled with their mean (a model that takes no missing values).")))
-    md = T.frame_markdown(table, "{:.4g}")
-    sec.items.append(("table", md, {"md": w.text("tables/missing_features.md", md),
-                                    "csv": w.text("tables/missing_features.csv",
-                                                  table.to_csv(index=False, float_format="%.10g"))}))
+    sec.items.append(frame_table(w, "missing_features", table))
     if figures:
         for model in dict.fromkeys(table["model"]):
             sec.items.append(("figure", f"{model}: classification rate with features removed at test time",

@@ -59,6 +59,28 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_").lower() or "x"
 
 
+def frame_table(w, name: str, frame: pd.DataFrame) -> tuple:
+    """A section's table item for ``frame``: its Markdown, written as ``tables/<name>.md`` and ``.csv``.
+
+    Parameters
+    ----------
+    w : _Writer
+        The report's writer.
+    name : str
+        The file name without directory and suffix.
+    frame : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    tuple
+        ``("table", markdown, {"md": path, "csv": path})``.
+    """
+    md = T.frame_markdown(frame, "{:.4g}")
+    return ("table", md, {"md": w.text(f"tables/{name}.md", md),
+                          "csv": w.text(f"tables/{name}.csv", frame.to_csv(index=False, float_format="%.10g"))})
+
+
 def _holdout_note(summary: pd.DataFrame, metrics) -> list:
     """The line that stands where bias and variance would appear for datasets evaluated on a given split."""
     from bncbench.report.summary import HOLDOUT_NOTE

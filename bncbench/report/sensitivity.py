@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bncbench.report import tabulate as T
-from bncbench.report.sections import Section, _slug
+from bncbench.report.sections import Section, _slug, frame_table
 
 if TYPE_CHECKING:
     from bncbench.report.build import _Writer
@@ -119,10 +118,7 @@ def sensitivity_section(records: pd.DataFrame, figures: bool, w: _Writer) -> Sec
         "Every candidate of a model's tuning grid, fitted on the training part of each fold and scored on its "
         "held-out part: the held-out classification rate (%), mean over the folds (`n`), against the grid's last "
         "hyperparameter; one line per value of the others. The test rate is only known for the chosen candidate.")))
-    md = T.frame_markdown(cur, "{:.4g}")
-    sec.items.append(("table", md, {"md": w.text("tables/tuning_curves.md", md),
-                                    "csv": w.text("tables/tuning_curves.csv",
-                                                  cur.to_csv(index=False, float_format="%.10g"))}))
+    sec.items.append(frame_table(w, "tuning_curves", cur))
     if figures:
         for model in dict.fromkeys(cur["model"]):
             panels = panels_of(cur, model)
