@@ -44,9 +44,9 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
     _overview_section,
     _per_dataset_section,
     _scatter_section,
-    _slug,
     _wdl_section,
     _winloss_section,
+    slug,
 )
 from bncbench.report.supplement import (read_supplement, rounded_mixes, supplement_summary, supplied_params,
                                        with_params)
@@ -385,7 +385,7 @@ def _write_index(w: _Writer, name: str, sections: list) -> None:
     toc_md, toc_html = [], ["<ul>"]
     for i, s in enumerate(sections):
         anchor = f"s{i}"
-        toc_md.append(f"- [{s.title}](#{_slug(s.title).replace('_', '-')})")
+        toc_md.append(f"- [{s.title}](#{slug(s.title).replace('_', '-')})")
         toc_html.append(f'<li><a href="#{anchor}">{html.escape(s.title)}</a></li>')
     toc_html.append("</ul>")
     md += toc_md + [""]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bncbench.harness.missing_protocol import curves
-from bncbench.report.sections import Section, _slug, frame_table
+from bncbench.report.sections import Section, slug, frame_table
 
 if TYPE_CHECKING:
     from bncbench.report.build import _Writer
@@ -81,7 +81,7 @@ def missing_features_section(records: pd.DataFrame, figures: bool, w: _Writer) -
     if figures:
         for model in dict.fromkeys(table["model"]):
             sec.items.append(("figure", f"{model}: classification rate with features removed at test time",
-                              w.figure(f"figures/missing_{_slug(model)}", "xy_curves", panels_of(table, model),
+                              w.figure(f"figures/missing_{slug(model)}", "xy_curves", panels_of(table, model),
                                        xlabel="features removed per test row", ylabel="classification rate [%]",
                                        title=f"{model}: features removed at test time")))
     return sec

@@ -55,7 +55,11 @@ class Section:
     items: list = field(default_factory=list)  # ("text", str) | ("table", md, {fmt: relpath}) | ("figure", caption, {fmt: relpath})
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` as a file-name part: runs of other characters than ASCII letters and digits become ``_``, lower case.
+
+    Figures and tables of a section are named with it (``figures/tuning_<slug>``); an empty result is ``"x"``.
+    """
     return re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_").lower() or "x"
 
 
@@ -269,7 +273,7 @@ def _geomean_figures(summary: pd.DataFrame, cfg: ReportConfig, g: GroupSpec, w: 
     if len(refs) > 1:
         ref, ms = refs[1]
         items.append(("figure", f"{g.name}: time relative to {ref}",
-                      w.figure(f"figures/geomean_time_{g.name}_vs_{_slug(ref)}", "geomean_figure", summary, ms,
+                      w.figure(f"figures/geomean_time_{g.name}_vs_{slug(ref)}", "geomean_figure", summary, ms,
                                ref, time_metrics, log=True, subsets=cfg.subsets,
                                title=f"Time relative to {F.display_label(ref)}")))
     return items
@@ -490,14 +494,14 @@ def _thresholds_section(records: pd.DataFrame, cfg: ReportConfig, w: _Writer) ->
                 lo, hi = float(row["cll_ml"].iloc[0]), float(row["cll_max"].iloc[0])
                 ylim = (lo - 0.02 * (hi - lo), hi + 0.02 * (hi - lo))
             sec.items.append(("figure", f"{d}: training CLL of every model (round 0, fold 0; Fig. 3)",
-                              w.figure(f"figures/threshold_curves_{_slug(d)}", "xy_curves", panels,
+                              w.figure(f"figures/threshold_curves_{slug(d)}", "xy_curves", panels,
                                        xlabel="iterations / flops", ylim=ylim,
                                        title=f"Convergence on {d} (training fold 0)")))
             zoom = {k: {m: (x, y) for m, (x, y) in v.items()} for k, v in panels.items()}
             if len(row):
                 t, hi = float(row["threshold"].iloc[0]), float(row["cll_max"].iloc[0])
                 sec.items.append(("figure", f"{d}: the same near the threshold (t = {t:.3f})",
-                                  w.figure(f"figures/threshold_zoom_{_slug(d)}", "xy_curves", zoom,
+                                  w.figure(f"figures/threshold_zoom_{slug(d)}", "xy_curves", zoom,
                                            xlabel="iterations / flops", logx=True,
                                            ylim=(t - 3 * (hi - t), hi + 0.5 * (hi - t)),
                                            title=f"Convergence on {d} near the 5 % threshold")))

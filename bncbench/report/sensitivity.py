@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bncbench.report.sections import Section, _slug, frame_table
+from bncbench.report.sections import Section, slug, frame_table
 
 if TYPE_CHECKING:
     from bncbench.report.build import _Writer
@@ -126,7 +126,7 @@ def sensitivity_section(records: pd.DataFrame, figures: bool, w: _Writer) -> Sec
                 continue
             x_name = cur.loc[cur["model"] == model, "x_name"].iloc[0]
             sec.items.append(("figure", f"{model}: held-out rate against {x_name}",
-                              w.figure(f"figures/tuning_{_slug(model)}", "xy_curves", panels, xlabel=x_name,
+                              w.figure(f"figures/tuning_{slug(model)}", "xy_curves", panels, xlabel=x_name,
                                        ylabel="held-out classification rate [%]",
                                        title=f"{model}: sensitivity to {x_name}")))
     return sec
