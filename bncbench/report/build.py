@@ -35,6 +35,7 @@ from bncbench.errors import BNCBenchError
 from bncbench.report import tabulate as T
 from bncbench.report.config import ReportConfig, build_config, find_run_config, read_report_section
 from bncbench.report.families import model_params
+from bncbench.report.slugs import heading_anchor
 from bncbench.report.sections import (  # noqa: F401  (Section is part of this module's interface)
     Section,
     _convergence_section,
@@ -46,7 +47,6 @@ from bncbench.report.sections import (  # noqa: F401  (Section is part of this m
     _scatter_section,
     _wdl_section,
     _winloss_section,
-    slug,
 )
 from bncbench.report.supplement import (read_supplement, rounded_mixes, supplement_summary, supplied_params,
                                        with_params)
@@ -385,7 +385,7 @@ def _write_index(w: _Writer, name: str, sections: list) -> None:
     toc_md, toc_html = [], ["<ul>"]
     for i, s in enumerate(sections):
         anchor = f"s{i}"
-        toc_md.append(f"- [{s.title}](#{slug(s.title).replace('_', '-')})")
+        toc_md.append(f"- [{s.title}](#{heading_anchor(s.title)})")
         toc_html.append(f'<li><a href="#{anchor}">{html.escape(s.title)}</a></li>')
     toc_html.append("</ul>")
     md += toc_md + [""]

@@ -56,6 +56,7 @@ from typing import Any, Sequence
 from bncbench.errors import BNCBenchError
 from bncbench.harness.protocol import METRIC_TABLE
 from bncbench.report.families import Family, families
+from bncbench.report.slugs import slug
 from bncbench.report.stats import SUBSET_NAMES, SUBSETS
 
 DEFAULT_METRICS = ["bias", "variance", "zero_one", "rmse", "train_time"]
@@ -708,7 +709,4 @@ def explicit_convergence_families(pairs: list[tuple[str, str]]) -> list[Converge
     list of ConvergenceFamily
         Named ``<a>_vs_<b>`` (file-name slugs), in the given order.
     """
-    def slug(text):
-        return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "x"
-
     return [ConvergenceFamily(f"{slug(a)}_vs_{slug(b)}", a, [b]) for a, b in pairs]

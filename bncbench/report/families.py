@@ -11,12 +11,12 @@ convergence comparisons are built from families.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from bncbench.errors import BNCBenchError
+from bncbench.report.slugs import slug
 
 ORDER = ("generative", "weighted", "discriminative", "extended")
 """Member order within a family (the papers' order: NB, NB^w, NB^d, NB^e)."""
@@ -140,4 +140,4 @@ def _name(fam: Family, params: dict) -> str:
     pname = next(p for p in [*ORDER, *fam.members] if p in fam.members and p != "generative")
     label, part = fam.members[pname], PARAMETERIZATIONS[pname].label
     text = label.replace(part, "", 1) if part else label
-    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "group"
+    return slug(text, empty="group")

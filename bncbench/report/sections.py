@@ -9,7 +9,6 @@ lists in the index.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -19,6 +18,7 @@ from bncbench.harness import provenance
 from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.report import tabulate as T
 from bncbench.report.config import GroupSpec, ReportConfig
+from bncbench.report.slugs import slug
 from bncbench.report.supplement import supplied_note
 from bncbench.report.stats import (
     DRAW_ATOL,
@@ -53,14 +53,6 @@ class Section:
     """
     title: str
     items: list = field(default_factory=list)  # ("text", str) | ("table", md, {fmt: relpath}) | ("figure", caption, {fmt: relpath})
-
-
-def slug(text: str) -> str:
-    """``text`` as a file-name part: runs of other characters than ASCII letters and digits become ``_``, lower case.
-
-    Figures and tables of a section are named with it (``figures/tuning_<slug>``); an empty result is ``"x"``.
-    """
-    return re.sub(r"[^A-Za-z0-9]+", "_", str(text)).strip("_").lower() or "x"
 
 
 def frame_table(w, name: str, frame: pd.DataFrame) -> tuple:
@@ -174,8 +166,8 @@ def _fold_notes(summary: pd.DataFrame) -> list:
     items = []
     short = per_ds[per_ds < per_ds.max()]
     if len(short):
-        items.append(("text", f"Evaluated on fewer folds than the other datasets (every model on the same folds; "
-                              f"bias and variance are computed only from every round of the protocol): " + ", ".join(
+        items.append(("text", "Evaluated on fewer folds than the other datasets (every model on the same folds; "
+                              "bias and variance are computed only from every round of the protocol): " + ", ".join(
                                   f"{T.md_escape(d)} ({int(k)} of {int(per_ds.max())})" for d, k in short.items()) + "."))
     inc = summary[incomplete(summary) & (summary["n_failed"].fillna(0) == 0 if "n_failed" in summary else True)]
     if len(inc):

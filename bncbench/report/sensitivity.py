@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bncbench.report.sections import Section, slug, frame_table
+from bncbench.report.slugs import slug
+from bncbench.report.sections import Section, frame_table
 
 if TYPE_CHECKING:
     from bncbench.report.build import _Writer
