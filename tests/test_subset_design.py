@@ -25,6 +25,8 @@ from bncbench.engine.subset_design import SubsetDesign
 from bncbench.engine.subset_layout import SubsetLayout
 
 RTOL = 1e-10
+KEEP = (0, 1 << 40)
+"""``keep_bytes`` of the per-subset kernels: rows found again for the scatter, or kept."""
 
 
 def _codes(Y):
@@ -238,10 +240,11 @@ def test_dense_two_class_kernel_is_the_general_one_bit_for_bit(problem, n):
             g_ref = np.zeros(layout.n_rows if grad else 1)
             f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, chunk, *arrays)
             for tile in (1, 3, 64):
-                g = np.zeros_like(g_ref)
-                f = sd._subset_cll2_dense(design.codes, data.C1, data.csum, D, g, grad, chunk, tile, *arrays)
-                assert f == f_ref
-                np.testing.assert_array_equal(g, g_ref)
+                for keep in KEEP:
+                    g = np.zeros_like(g_ref)
+                    f = sd._subset_cll2_dense(design.codes, data.C1, data.csum, D, g, grad, chunk, tile, keep, *arrays)
+                    assert f == f_ref
+                    np.testing.assert_array_equal(g, g_ref)
     g_ref, g = np.zeros(layout.n_rows), np.zeros(layout.n_rows)
     f_ref = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, True, 64, *arrays)
     assert design.nll2(D, data.C1, data.csum, g, True) == f_ref  # nll2 takes the dense kernel: the same
@@ -362,14 +365,16 @@ def test_combined_softmax_kernel_is_the_per_subset_kernel_to_rounding(problem, n
             grp = sd.SubsetGroups(design.lookup, max_keys)
             for grad in (True, False):
                 G_ref = np.zeros((layout.n_rows, Y) if grad else (1, 1))
-                f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays)
+                f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, sd.SCATTER_TILE,
+                                       sd.KEYS_KEPT_BYTES, *arrays)
                 for chunk, tile in ((1, 1), (5, 3), (64, 64), (10_000, 2)):
                     G = np.zeros_like(G_ref)
                     f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, grad, chunk, tile, *grp.arrays())
                     _close(f, G, f_ref, G_ref)
         G0 = np.random.default_rng(3).standard_normal((layout.n_rows, Y))
         G_ref, G = G0.copy(), G0.copy()
-        f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, True, 64, *arrays)
+        f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, True, 64, sd.SCATTER_TILE,
+                               sd.KEYS_KEPT_BYTES, *arrays)
         grp = sd.SubsetGroups(design.lookup)
         f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, True, 64, 8, *grp.arrays())
         _close(f, G, f_ref, G_ref)
@@ -398,7 +403,9 @@ def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n, monkeypat
     refs = {}
     for grad in (True, False):  # compiled references first
         G_ref = np.zeros((nt, Y) if grad else (1, 1))
-        refs["softmax", grad] = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays), G_ref
+        f_soft = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, sd.SCATTER_TILE,
+                                sd.KEYS_KEPT_BYTES, *arrays)
+        refs["softmax", grad] = f_soft, G_ref
         if Y == 2:
             g_ref = np.zeros(nt if grad else 1)
             refs["two", grad] = sd._subset_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, 64, *arrays), g_ref
@@ -572,3 +579,55 @@ def test_fit_with_stored_keys_is_the_same_fit(problem, param, monkeypatch):
     assert a.n_iter_ == b.n_iter_ > 20
     assert [t["obj"] for t in a.scorer_.trace] == [t["obj"] for t in b.scorer_.trace]
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+@pytest.mark.parametrize("budget", [None, 0, 200], ids=["dense", "binary-search", "mixed"])
+def test_softmax_kernel_at_any_tile_is_the_reference_bit_for_bit(problem, budget):
+    """The per-subset softmax kernel keeps its rows for the scatter or finds a tile's rows again
+    (``keep_bytes`` 0 or large): either way, at every block size and tile, with dense maps, binary search
+    or both, on training codes and on codes with unknown and out-of-range values, its NLL and gradient are
+    the materialized table's bit for bit (one design row per instance, in order)."""
+    Y, X, y, Xt, yt, layouts, _ = problem
+    layout, gen = layouts[3]
+    if budget is not None:
+        layout = SubsetLayout(layout.scorer, dense_budget=budget)
+    Phi = _phi(layout, gen)
+    for codes, labels in ((X, y), (Xt, yt)):
+        ref = Data.from_rows(layout.rows(codes), labels, Y, compress=False)
+        f_ref, G_ref = CLL(ref, layout.n_rows, two_class=False)(Phi)
+        design = layout.design(codes, combine=False)
+        data = Data.from_design(design, labels, Y, compress=False)
+        arrays = design.lookup.kernel_arrays()
+        for chunk in (1, 5, 64, 10_000):
+            for tile in (1, 3, 64, 10_000):
+                for keep in KEEP:
+                    G = np.zeros_like(G_ref)
+                    f = sd._subset_cll(design.codes, data.C, data.csum, Phi, G, True, chunk, tile, keep, *arrays)
+                    assert f == f_ref
+                    np.testing.assert_array_equal(G, G_ref)
+            G = np.zeros((1, 1))
+            assert sd._subset_cll(design.codes, data.C, data.csum, Phi, G, False, chunk, 3, 0, *arrays) == f_ref
+
+
+def test_dense_kernel_reads_and_writes_only_the_rows_it_is_given(problem):
+    """A fit hands the two-class kernels the trained rows only (score differences and gradient stop before the
+    unseen rows, to which the dense maps of unseen keys point). The dense kernel, run as plain Python (where an
+    index out of range raises), reads and writes within them, and gives the compiled kernel's numbers."""
+    Y, X, y, _, _, layouts, _ = problem
+    if Y != 2:
+        pytest.skip("two classes")
+    layout, gen = layouts[3]
+    data, D_all = _two_class_args(layout, gen, X, y)
+    design, arrays = data.design, data.design.lookup.kernel_arrays()
+    n_trained = design.lookup.unseen_base
+    assert n_trained < layout.n_rows and (design.lookup.dense_rows >= n_trained).any()  # unseen keys exist
+    D = np.ascontiguousarray(D_all[:n_trained])
+    g_py, g = np.zeros(n_trained), np.zeros(n_trained)
+    f_py = sd._subset_cll2_dense.py_func(design.codes, data.C1, data.csum, D, g_py, True, 16, 3, 0, *arrays)
+    f = sd._subset_cll2_dense(design.codes, data.C1, data.csum, D, g, True, 16, 3, 0, *arrays)
+    g_all = np.zeros(layout.n_rows)
+    f_all = sd._subset_cll2_dense(design.codes, data.C1, data.csum, D_all, g_all, True, 16, 3, KEEP[1], *arrays)
+    assert f_py == f == f_all
+    np.testing.assert_array_equal(g_py, g)
+    np.testing.assert_array_equal(g, g_all[:n_trained])
+    assert not g_all[n_trained:].any()

@@ -45,6 +45,8 @@ evaluation on, every design row's entry in every table is stored (:meth:`SubsetD
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -61,7 +63,8 @@ SMALL_TABLE_BYTES = 256 * 2**10
 """The row table of a block when the working set stays in cache (at least :data:`MIN_BLOCK_ROWS` design rows)."""
 MIN_BLOCK_ROWS = 32
 SCATTER_TILE = 64
-"""Subsets per tile of the dense two-class kernel's scatter (:func:`_subset_cll2_dense`)."""
+"""Subsets per tile of the kernels' scatter where it goes over tiles (:func:`_subset_cll2_dense`, :func:`_subset_cll`
+beyond :data:`KEYS_KEPT_BYTES`, the combined tables' kernels)."""
 GROUP_KEYS = 729
 """Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
 value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
@@ -80,6 +83,12 @@ KEY_BUDGET = 64 * 2**20
 combined table, 2 bytes each where the tables have at most 65,536 entries, else 4, by block); beyond it the kernel
 finds the keys from the codes at every evaluation (:func:`_grouped_cll2`). Adult's A2JE: 3.9 MiB; connect-4's:
 48 MiB."""
+KEYS_KEPT_BYTES = 8 * 2**20
+"""The per-subset kernels keep a block's rows (or dense keys) of every subset for the scatter while that table
+takes at most this many bytes (small blocks: every subset of connect-4, n <= 2 mostly); beyond,
+they find a tile's rows again from the codes. Measured (one evaluation, the same bits either way): musk1's LR³
+(748,660 triples, 187 design rows: a 3.2 GB table) 0.39x the time with the rows found again; 4,060-7,140 triples
+in blocks of 32 rows, 1.8-2.5x the time found again, kept 1.0x."""
 TABLE_PAD = 16
 """Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
 2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
@@ -181,7 +190,8 @@ class SubsetDesign:
             B = block_size(groups.n_groups, 2 * Phi.nbytes + groups.nbytes(Y))
             return _grouped_cll(self.codes, C, csum, Phi, G, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * Phi.nbytes + self.lookup.nbytes())
-        return _subset_cll(self.codes, C, csum, Phi, G, grad, B, *self.lookup.kernel_arrays())
+        return _subset_cll(self.codes, C, csum, Phi, G, grad, B, SCATTER_TILE, KEYS_KEPT_BYTES,
+                           *self.lookup.kernel_arrays())
 
     def nll2(self, D: np.ndarray, C1: np.ndarray, csum: np.ndarray, g: np.ndarray, grad: bool) -> float:
         """Two classes: NLL from ``D = Phi[:, 1] - Phi[:, 0]``; adds ``dL/dPhi[:, 1]`` into ``g`` when ``grad``.
@@ -201,7 +211,8 @@ class SubsetDesign:
             return _grouped_cll2(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * D.nbytes + self.lookup.nbytes())
         if self.dense_exact(grad) and not (grad and g.any()):
-            return _subset_cll2_dense(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *self.lookup.kernel_arrays())
+            return _subset_cll2_dense(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, KEYS_KEPT_BYTES,
+                                      *self.lookup.kernel_arrays())
         return _subset_cll2(self.codes, C1, csum, D, g, grad, B, *self.lookup.kernel_arrays())
 
     def combined(self, values: int = 1):
@@ -358,12 +369,46 @@ def _block(codes, b0, B):  # pragma: no cover - compiled
     return ct, low >= 0
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _subset_rows(ct, valid, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base, last, radix,
+                 prefix_strides, new_prefix, prefix, kb, bad, B):  # pragma: no cover - compiled
+    """``kb[:B]``: subset ``s``'s engine rows of the block's design rows (-1: none), ``prefix`` carried along.
+
+    Subsets must be visited in order (a subset's prefix code is computed where it changes); the fast path
+    (a dense subset, a block of known codes) reads the dense map, the other :func:`chunk_rows`.
+    """
+    off = dense_off[s]
+    if valid and new_prefix[s]:
+        prefix_codes(ct, s, subsets, prefix_strides, prefix)
+    if valid and off >= 0:
+        col = ct[last[s]]
+        m = radix[s]
+        for b in range(B):
+            kb[b] = dense_rows[np.uint64(off + prefix[b] * m + col[b])]
+    else:
+        chunk_rows(ct, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base, kb, bad)
+
+
 @numba.njit(cache=True, nogil=True)
-def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, subsets, strides, dense_off, dense_rows, row_start, keys,
-                unseen_base, last, radix, prefix_strides, new_prefix):  # pragma: no cover - compiled
+def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, keep_bytes, subsets, strides, dense_off, dense_rows,
+                row_start, keys, unseen_base, last, radix, prefix_strides, new_prefix):  # pragma: no cover - compiled
+    """More than two classes: NLL, and with ``want_grad`` ``dL/dPhi`` added into ``G``.
+
+    Per block of ``chunk`` design rows the scores are gathered subset by subset (a subset's rows of ``Phi``
+    stay in cache) and the gradient is scattered design row by design row. While a ``(chunk, subsets)``
+    table of the rows takes at most ``keep_bytes`` (:data:`KEYS_KEPT_BYTES`) the gather keeps it for the
+    scatter; beyond, the scatter goes over tiles of ``tile`` subsets, design row by design row within a
+    tile, and finds a tile's rows again from the codes (for many subsets, writing and reading the table
+    costs more than finding the rows twice). Every row of ``G`` belongs to one subset and so receives its
+    terms in design-row order: the same numbers either way.
+    """
     N = codes.shape[0]
     S, Y = subsets.shape[0], Phi.shape[1]
-    table = np.empty((chunk, S) if want_grad else (1, 1), dtype=dense_rows.dtype)  # the block's rows, for the scatter
+    keep = want_grad and S * chunk * dense_rows.itemsize <= keep_bytes
+    table = np.empty((chunk, S) if keep else (1, 1), dtype=dense_rows.dtype)  # the block's rows, for the scatter
+    refind = want_grad and not keep
+    # rows padded off a multiple of 512 bytes: a tile's rows, read across, fall in different cache sets
+    rows = np.empty((tile, chunk + TABLE_PAD) if refind else (1, 1), dtype=np.int64)
     nll = 0.0
     for b0 in range(0, N, chunk):
         B = min(chunk, N - b0)
@@ -384,7 +429,7 @@ def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, subsets, strides, dens
                 m = radix[s]
                 for b in range(B):
                     r = np.uint64(dense_rows[np.uint64(off + prefix[b] * m + col[b])])
-                    if want_grad:
+                    if keep:
                         table[b, s] = r
                     for y in range(Y):
                         sc[b, y] += Phi[r, y]
@@ -392,14 +437,14 @@ def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, subsets, strides, dens
                 chunk_rows(ct, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base, kb, bad)
                 for b in range(B):
                     r = kb[b]
-                    if want_grad:
+                    if keep:
                         table[b, s] = r
                     if r >= 0:
                         for y in range(Y):
                             sc[b, y] += Phi[np.uint64(r), y]
         for b in range(B):
             nll += _softmax_nll(sc[b], C, b0 + b, csum[b0 + b], want_grad)
-        if want_grad:  # scatter, design row by design row (the row table's order)
+        if keep:  # scatter, design row by design row (the row table's order)
             for b in range(B):
                 for y in range(Y):
                     G[0, y] += sc[b, y]
@@ -408,6 +453,24 @@ def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, subsets, strides, dens
                     if r >= 0:
                         for y in range(Y):
                             G[np.uint64(r), y] += sc[b, y]
+        elif refind:
+            for b in range(B):
+                for y in range(Y):
+                    G[0, y] += sc[b, y]
+            for s0 in range(0, S, tile):
+                s1 = min(S, s0 + tile)
+                for s in range(s0, s1):
+                    _subset_rows(ct, valid, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base,
+                                 last, radix, prefix_strides, new_prefix, prefix, kb, bad, B)
+                    row = rows[s - s0]
+                    for b in range(B):
+                        row[b] = kb[b]
+                for b in range(B):
+                    for j in range(s1 - s0):
+                        r = rows[j, b]
+                        if r >= 0:
+                            for y in range(Y):
+                                G[np.uint64(r), y] += sc[b, y]
     return nll
 
 
@@ -492,28 +555,49 @@ def _subset_cll2(codes, C1, csum, D, g, want_grad, chunk, subsets, strides, dens
     return nll
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _dense_keys(ct, s, subsets, last, radix, prefix_strides, new_prefix, dense_off, prefix, out,
+                B):  # pragma: no cover - compiled
+    """``out[:B]``: subset ``s``'s dense keys (offsets into the dense maps) of the block's design rows, ``prefix``
+    carried along (subsets visited in order; every code known, the subset densely mapped)."""
+    if new_prefix[s]:
+        prefix_codes(ct, s, subsets, prefix_strides, prefix)
+    col = ct[last[s]]
+    m = radix[s]
+    off = dense_off[s]
+    for b in range(B):
+        out[b] = off + prefix[b] * m + col[b]
+
+
 @numba.njit(cache=True, nogil=True)
-def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, strides, dense_off, dense_rows,
-                       row_start, keys, unseen_base, last, radix, prefix_strides, new_prefix):  # pragma: no cover
+def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, keep_bytes, subsets, strides, dense_off,
+                       dense_rows, row_start, keys, unseen_base, last, radix, prefix_strides,
+                       new_prefix):  # pragma: no cover - compiled
     """:func:`_subset_cll2` when every subset is densely mapped and every code known (:meth:`SubsetDesign.dense_exact`).
 
     The same sums in the same order, fewer memory accesses: ``D`` is gathered per dense key once
-    (``Dd``), so a lookup is one load instead of two dependent ones; the block's table holds dense
-    keys subset by subset (contiguous writes); the scatter goes over tiles of ``tile`` subsets,
-    design row by design row within a tile (every gradient row belongs to one subset, so each
-    still receives its terms in design-row order), into per-key sums ``gd`` that are added into
-    ``g`` at the end. With ``g`` zero and no key on an unseen row (one key per row), ``g`` is
-    :func:`_subset_cll2`'s bit for bit.
+    (``Dd``), so a lookup is one load instead of two dependent ones; the scatter goes over tiles of
+    ``tile`` subsets (their keys kept from the gather while that table takes at most ``keep_bytes``,
+    :data:`KEYS_KEPT_BYTES`, else found again from the codes), design row by design row within a tile
+    (every gradient row belongs to one subset, so each still receives its terms in design-row order),
+    into per-key sums ``gd`` that are added into ``g`` at the end. With ``g`` zero and no key
+    on an unseen row (one key per row), ``g`` is :func:`_subset_cll2`'s bit for bit. ``D`` and ``g``
+    may stop before the unseen rows (the trained rows only): a key whose row lies beyond them is never
+    a design row's, and is neither read nor written.
     """
     N = codes.shape[0]
     S = subsets.shape[0]
     K = dense_rows.shape[0]
-    Dd = np.empty(K)
+    n_rows = D.shape[0]
+    Dd = np.zeros(K)
     for k in range(K):
-        Dd[k] = D[np.uint64(dense_rows[k])]
+        r = dense_rows[k]
+        if r < n_rows:
+            Dd[k] = D[np.uint64(r)]
     gd = np.zeros(K if want_grad else 1)
+    keep = want_grad and S * (chunk + TABLE_PAD) * dense_rows.itemsize <= keep_bytes
     # rows padded off a multiple of 512 bytes: a tile's rows, read across, fall in different cache sets
-    table = np.empty((S, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=dense_rows.dtype)
+    table = np.empty(((S if keep else tile) if want_grad else 1, chunk + TABLE_PAD), dtype=dense_rows.dtype)
     nll = 0.0
     for b0 in range(0, N, chunk):
         B = min(chunk, N - b0)
@@ -521,12 +605,12 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
         prefix = np.zeros(B, dtype=np.int64)
         d = _class_scores(D, B)
         for s in range(S):
-            off = dense_off[s]
             if new_prefix[s]:
                 prefix_codes(ct, s, subsets, prefix_strides, prefix)
             col = ct[last[s]]
             m = radix[s]
-            if want_grad:
+            off = dense_off[s]
+            if keep:
                 row = table[s]
                 for b in range(B):
                     k = off + prefix[b] * m + col[b]
@@ -537,10 +621,25 @@ def _subset_cll2_dense(codes, C1, csum, D, g, want_grad, chunk, tile, subsets, s
                     d[b] += Dd[np.uint64(off + prefix[b] * m + col[b])]
         nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
-            _tile_scatter(g, gd, table, d, B, S, tile)
+            for b in range(B):
+                g[0] += d[b]
+            for s0 in range(0, S, tile):
+                s1 = min(S, s0 + tile)
+                base = s0 if keep else 0
+                if not keep:
+                    for s in range(s0, s1):
+                        _dense_keys(ct, s, subsets, last, radix, prefix_strides, new_prefix, dense_off, prefix,
+                                    table[s - s0], B)
+                for b in range(B):
+                    t = d[b]
+                    for j in range(s1 - s0):
+                        gd[np.uint64(table[base + j, b])] += t
     if want_grad:
+        n_rows = g.shape[0]
         for k in range(K):
-            g[np.uint64(dense_rows[k])] += gd[k]
+            r = dense_rows[k]
+            if r < n_rows:
+                g[np.uint64(r)] += gd[k]
     return nll
 
 
@@ -604,7 +703,7 @@ class SubsetGroups:
         groups, cur, union = [], [], set()
         for s in range(S):
             u = union | {int(a) for a in subsets[s]}
-            if cur and int(np.prod([cards[a] for a in u])) > int(max_keys):
+            if cur and math.prod(cards[a] for a in u) > int(max_keys):  # exact; np.prod of a short list: 10x slower
                 groups.append((cur, sorted(union)))
                 cur, u = [], {int(a) for a in subsets[s]}
             cur.append(s)
@@ -617,7 +716,7 @@ class SubsetGroups:
         self.attrs = np.zeros((G, width), np.int64)
         self.strides = np.zeros((G, width), np.int64)
         self.n_attrs = np.array([len(u) for _, u in groups], np.int64)
-        sizes = np.array([int(np.prod([cards[a] for a in u])) for _, u in groups], np.int64)
+        sizes = np.array([math.prod(cards[a] for a in u) for _, u in groups], np.int64)
         self.table_off = np.r_[0, np.cumsum(sizes)].astype(np.int64)
         self.entry_n = np.array([len(c) for c, _ in groups], np.int64)
         self.entry_start = np.r_[0, np.cumsum(sizes * self.entry_n)[:-1]].astype(np.int64)
