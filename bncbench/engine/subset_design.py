@@ -85,10 +85,10 @@ finds the keys from the codes at every evaluation (:func:`_grouped_cll2`). Adult
 48 MiB."""
 KEYS_KEPT_BYTES = 8 * 2**20
 """The per-subset kernels keep a block's rows (or dense keys) of every subset for the scatter while that table
-takes at most this many bytes (small blocks: every subset of connect-4, n <= 2 mostly); beyond,
-they find a tile's rows again from the codes. Measured (one evaluation, the same bits either way): musk1's LR³
-(748,660 triples, 187 design rows: a 3.2 GB table) 0.39x the time with the rows found again; 4,060-7,140 triples
-in blocks of 32 rows, 1.8-2.5x the time found again, kept 1.0x."""
+takes at most this many bytes; beyond, they find a tile's rows again from the codes. Measured (one evaluation, the
+same bits either way; ``docs/benchmarks.md``): musk1's LR³ (748,660 triples, 187 design rows: a 1.6 GB table)
+0.39-0.59x the time with the rows found again; 4,060-7,140 triples in blocks of 32 rows, 1.8-2.5x the time found
+again by a first version, kept 0.9-1.0x."""
 TABLE_PAD = 16
 """Entries added to a row of that kernel's table (``chunk + TABLE_PAD`` per subset): with 512 design rows, rows
 2 KiB apart would share a few cache sets and evict each other in the scatter, which reads a tile's rows across."""
