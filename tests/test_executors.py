@@ -19,6 +19,7 @@ from conftest import run_cli
 from bncbench.errors import BNCBenchError
 from bncbench.executors import make_executor
 from bncbench.registry import ParameterError
+from bncbench.harness.protocol import TIME_METRICS
 from bncbench.harness.store import load_predictions, load_results, record_files
 
 needs_submitit = pytest.mark.skipif(find_spec("submitit") is None, reason="submitit is not installed (.[slurm])")
@@ -44,7 +45,7 @@ def _no_slurm_cluster() -> str | None:
 NO_SLURM = _no_slurm_cluster()
 needs_slurm_cluster = pytest.mark.skipif(NO_SLURM is not None, reason=NO_SLURM or "")
 
-TIMING = ["train_time", "test_time", "path", "trace", "env.commit"]
+TIMING = [*TIME_METRICS, "path", "trace", "env.commit"]
 RUN = ["run", "structure=nb", "dataset.names=[synth-nb,synth-tree]", "cv.rounds=2", "progress=false", "name=ex"]
 
 

@@ -91,7 +91,7 @@ def test_killed_fit_goes_on_to_the_same_end(toy, tmp_path, monkeypatch, kill_at)
     assert [p.name for p in saved] == ["r0f0-key.fit0.npz"]
     with checkpoint.fit_checkpoint(prefix, every=0.0) as ck:
         got = _fit(toy)
-    assert len(ck.resumed) == 1 and 0 < ck.resumed[0] < ref.n_iter_ and ck.credited > 0
+    assert len(ck.resumed) == 1 and 0 < ck.resumed[0] < ref.n_iter_ and ck.credited > 0 and ck.credited_cpu > 0
     _same_fit(got, ref, toy[0])
     assert got.n_fev_ == ref.n_fev_
 
@@ -132,7 +132,7 @@ def test_saves_every_interval_only(tmp_path):
     saved = []
     for t in (10.0, 59.0, 61.0, 100.0, 122.0):
         now["t"] = t
-        saved.append(saver.maybe_save(state, [], 0, t))
+        saved.append(saver.maybe_save(state, [], 0, t, t / 2))
     assert saved == [False, False, True, False, True]
     assert [p.name for p in ck.files()] == ["p.fit0.npz"]
     ck.clear()
@@ -194,8 +194,40 @@ def test_runner_task_killed_in_its_fit_resumes_to_the_same_record(tmp_path, monk
     assert record_files(tmp_path / "res") == []
     (saved,) = (tmp_path / "res").glob("records/sklearn-wine/DBL2/r0f1-*.fit0.npz")
     assert saved.name == f"r0f1-{task.key}.fit0.npz"
+    with np.load(saved) as z:
+        before = float(z["cpu"])  # the killed run's CPU seconds of optimizing, saved with its state
     run_task(task, tmp_path / "res", checkpoint_every=0.0)  # warmed up already (the warm-up never saves)
     _same_record(_record(tmp_path / "res"), _record(tmp_path / "ref"))
+    got = _record(tmp_path / "res")[0]
+    assert 0 < before < got["train_cpu"]  # credited, as the wall seconds are
+
+
+def test_a_checkpoint_saved_without_cpu_seconds_resumes_to_a_record_without_them(tmp_path, monkeypatch):
+    """A file of an earlier version (no ``cpu``): the fit goes on from it to the same results; its record has the
+    wall time (credited) but no ``train_cpu``, which would leave out the killed run's part; the saves of the
+    resumed run keep it unknown."""
+    from bncbench.harness.runner import run_task
+
+    task = _wine_task()
+    run_task(task, tmp_path / "ref", checkpoint_every=None)
+    _kill_after(monkeypatch, 12)
+    with pytest.raises(Killed):
+        run_task(task, tmp_path / "res", checkpoint_every=0.0)
+    monkeypatch.undo()
+    (saved,) = (tmp_path / "res").glob("records/sklearn-wine/DBL2/r0f1-*.fit0.npz")
+    with np.load(saved) as z:
+        old = {k: z[k] for k in z.files if k != "cpu"}
+        assert "cpu" in z.files
+    np.savez(saved.with_name("old.npz"), **old)
+    saved.with_name("old.npz").replace(saved)
+    saves = []
+    real = checkpoint.Saver.maybe_save
+    monkeypatch.setattr(checkpoint.Saver, "maybe_save", lambda self, *a: saves.append(a[-1]) or real(self, *a))
+    run_task(task, tmp_path / "res", checkpoint_every=0.0)
+    got, ref = _record(tmp_path / "res")[0], _record(tmp_path / "ref")[0]
+    assert got["resumed"] and got["zero_one"] == ref["zero_one"] and got["n_iter"] == ref["n_iter"]
+    assert "train_cpu" not in got and "train_cpu" in ref and got["train_time"] > 0 and got["test_cpu"] >= 0
+    assert saves and set(saves) == {None}
 
 
 def _killed_at_the_third_save_once(marker, root, task):

@@ -17,6 +17,7 @@ from conftest import run_cli
 from bncbench.data import specs
 from bncbench.errors import BNCBenchError
 from bncbench.harness.model_specs import ModelSpec
+from bncbench.harness.protocol import TIME_METRICS
 from bncbench.harness.runner import Protocol, run_experiment
 from bncbench.harness.store import ResultStore, UnreadableRecordWarning, load_results, record_files
 from bncbench.report.summary import summarize
@@ -30,7 +31,7 @@ def _run(root, *, retry_failed=True, seed=3):
 
 
 def _frame(root):
-    df = load_results(root).drop(columns=["train_time", "test_time", "path", "environment"], errors="ignore")
+    df = load_results(root).drop(columns=[*TIME_METRICS, "path", "environment"], errors="ignore")
     return df.sort_values(["dataset", "model", "round", "fold"]).reset_index(drop=True)
 
 

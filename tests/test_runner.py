@@ -14,11 +14,12 @@ from conftest import REPO, run_cli
 from bncbench.data import specs
 from bncbench.errors import BNCBenchError
 from bncbench.harness.model_specs import ModelSpec
+from bncbench.harness.protocol import TIME_METRICS
 from bncbench.harness.runner import Protocol, evaluate, run_experiment
 from bncbench.harness.store import load_predictions, load_results, record_files
 from bncbench.report.summary import summarize
 
-TIMING = {"train_time", "test_time", "path", "trace"}
+TIMING = {*TIME_METRICS, "path", "trace"}
 
 
 def _comparable(root):
@@ -294,6 +295,64 @@ def test_the_first_task_of_a_model_in_a_process_is_warmed_up_untimed_once(monkey
     a, b = load_results(tmp_path), load_results(tmp_path / "again")
     np.testing.assert_array_equal(a.sort_values(["model", "round", "fold"])["zero_one"].to_numpy(),
                                   b.sort_values(["model", "round", "fold"])["zero_one"].to_numpy())
+
+
+def test_cpu_seconds_count_the_work_of_a_fit_not_its_waiting(monkeypatch, tmp_path):
+    """``train_cpu`` / ``test_cpu``: the process's CPU seconds of the fit and the prediction, beside their wall
+    times; a fit that computes for 0.2 s and then waits (sleeps, as a stopped or descheduled process does) for
+    0.3 s has about 0.2 CPU seconds and 0.5 wall seconds. Summaries average them like the wall times."""
+    import bncbench.harness.model_specs as model_specs
+    import bncbench.harness.runner as runner
+
+    real = model_specs.make_estimator
+
+    def busy(seconds):
+        c = time.process_time()
+        while time.process_time() - c < seconds:
+            pass
+
+    def slow(params, cards):
+        clf = real(params, cards)
+        fit, proba = clf.fit, clf.predict_proba
+
+        def slow_fit(X, y):
+            busy(0.2)
+            time.sleep(0.3)
+            return fit(X, y)
+
+        def slow_proba(X):
+            time.sleep(0.2)
+            return proba(X)
+
+        clf.fit, clf.predict_proba = slow_fit, slow_proba
+        return clf
+
+    monkeypatch.setattr(model_specs, "make_estimator", slow)
+    monkeypatch.setattr(runner, "_WARM", set())
+    _run(tmp_path, models=[ModelSpec("NB", {"structure": "nb"})], datasets=("synth-nb",), rounds=2)
+    df = load_results(tmp_path)
+    assert len(df) == 4
+    assert (df["train_time"] >= 0.5).all() and (df["train_cpu"] >= 0.2).all() and (df["train_cpu"] < 0.4).all()
+    assert (df["test_time"] >= 0.2).all() and (df["test_cpu"] < 0.1).all()
+    s = summarize(load_results(tmp_path))
+    assert s["train_cpu"].iloc[0] == pytest.approx(df["train_cpu"].mean())
+    assert s["train_cpu_std"].iloc[0] == pytest.approx(df["train_cpu"].std())
+
+
+def test_a_summary_metric_some_fold_lacks_is_unknown_and_absent_metrics_add_no_column(tmp_path):
+    """Records written before ``train_cpu`` existed: no such column in their summary; a model with it on some
+    folds only has none (NaN), not the mean of the other folds."""
+    _run(tmp_path, models=[ModelSpec("NB", {"structure": "nb"})], datasets=("synth-nb",), rounds=2)
+    df = load_results(tmp_path)
+    assert "train_cpu" in summarize(df)
+    old = df.drop(columns=["train_cpu", "test_cpu"])
+    assert not {"train_cpu", "train_cpu_std", "test_cpu"} & set(summarize(old))
+    some = df.assign(train_cpu=[1.0, np.nan, 2.0, 3.0])
+    assert np.isnan(summarize(some)["train_cpu"].iloc[0]) and summarize(some)["zero_one"].notna().all()
+    from bncbench.report.stats import metric_matrix
+
+    with pytest.raises(BNCBenchError, match=r"'train_cpu' is not in the results .* have zero_one, rmse"):
+        metric_matrix(summarize(old), "train_cpu")
 
 
 def _tiny_registry(tmp_path, **fields):

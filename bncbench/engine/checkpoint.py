@@ -62,6 +62,9 @@ class FitCheckpoint:
         The iterations the optimizations went on from, in order: a fit killed twice went on twice.
     credited : float
         The optimizer's seconds before those checkpoints (spent by earlier runs of the task).
+    credited_cpu : float or None
+        The same in CPU seconds of the process; ``None`` once a checkpoint without them (saved before they were)
+        was resumed.
     """
 
     def __init__(self, prefix, every: float, label: str | None = None, clock=time.monotonic) -> None:
@@ -84,6 +87,7 @@ class FitCheckpoint:
         self.clock = clock
         self.resumed: list[int] = []
         self.credited = 0.0
+        self.credited_cpu: float | None = 0.0
         self._next = 0  # the index of the next optimization
 
     def path(self, i: int) -> Path:
@@ -147,6 +151,8 @@ class Saver:
         The saved evaluation count.
     elapsed : float
         The optimizer's seconds when it was saved.
+    cpu : float or None
+        The optimizer's CPU seconds then (``None``: a file saved before they were).
     resumed : list of int
         The iterations this optimization went on from, in this run and the killed ones (saved with it).
     """
@@ -154,6 +160,7 @@ class Saver:
     def __init__(self, owner: FitCheckpoint, path: Path, fingerprint: str) -> None:
         self.owner, self.path, self.fingerprint = owner, path, fingerprint
         self.state, self.trace, self.n_fev, self.elapsed, self.resumed = None, [], 0, 0.0, []
+        self.cpu: float | None = 0.0
         self._last = owner.clock()
         self._failed = False  # a save failed (said once)
 
@@ -169,18 +176,22 @@ class Saver:
                     return
                 state = State.from_arrays(z)
                 trace, n_fev, elapsed = json.loads(str(z["trace"])), int(z["n_fev"]), float(z["elapsed"])
+                cpu = float(z["cpu"]) if "cpu" in z.files else None
                 earlier = z["resumed"] if "resumed" in z.files else ()  # (not in this session's first files)
                 resumed = [int(i) for i in earlier] + [state.n_iter]
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             _say(f"{self.owner.label}: checkpoint {self.path.name} cannot be read ({exc}); starting afresh")
             return
         self.state, self.trace, self.n_fev, self.elapsed, self.resumed = state, trace, n_fev, elapsed, resumed
+        self.cpu = cpu
         self.owner.resumed += resumed
         self.owner.credited += elapsed
+        if self.owner.credited_cpu is not None:
+            self.owner.credited_cpu = None if cpu is None else self.owner.credited_cpu + cpu
         _say(f"{self.owner.label}: going on from the checkpoint at iteration {state.n_iter} "
              f"({elapsed / 60:.1f} min of optimizing before)")
 
-    def maybe_save(self, state: State, trace: list, n_fev: int, elapsed: float) -> bool:
+    def maybe_save(self, state: State, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
         """Save the state if ``every`` seconds have passed since the start or the last save.
 
         Parameters
@@ -193,6 +204,8 @@ class Saver:
             The problem's evaluation count.
         elapsed : float
             The optimizer's seconds so far (earlier runs' included).
+        cpu : float or None
+            The same in CPU seconds of the process; ``None`` (not saved) where an earlier run's are unknown.
 
         Returns
         -------
@@ -210,7 +223,8 @@ class Saver:
             with atomic_file(self.path) as fh:
                 np.savez(fh, fingerprint=np.array(self.fingerprint), trace=np.array(json.dumps(trace)),
                          n_fev=np.array(n_fev), elapsed=np.array(elapsed),
-                         resumed=np.array(self.resumed, np.int64), **state.arrays())
+                         resumed=np.array(self.resumed, np.int64), **({} if cpu is None else {"cpu": np.array(cpu)}),
+                         **state.arrays())
         except OSError as exc:
             self._last = self.owner.clock()
             if not self._failed:
@@ -320,7 +334,7 @@ def fit_checkpoint(prefix, every: float = EVERY, label: str | None = None):
     Yields
     ------
     FitCheckpoint
-        Its ``resumed`` and ``credited`` tell, after the block, what earlier runs did.
+        Its ``resumed``, ``credited`` and ``credited_cpu`` tell, after the block, what earlier runs did.
     """
     global _ACTIVE
     old, _ACTIVE = _ACTIVE, FitCheckpoint(prefix, every, label)

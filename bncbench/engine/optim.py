@@ -142,6 +142,9 @@ class Tracer:
         As given.
     t0 : float
         ``time.perf_counter()`` at construction (the optimizer's start).
+    c0 : float or None
+        ``time.process_time()`` then: the optimizer's CPU seconds are measured from it (``None``: unknown,
+        after a checkpoint that did not save them).
     trace : list of dict
         One record per call of :meth:`record`: ``{"iter", "nll", "n_fev", "time"}``, plus ``"obj"``
         when the problem is regularized.
@@ -155,7 +158,7 @@ class Tracer:
             The problem being optimized.
         """
         self.problem = problem
-        self.t0 = time.perf_counter()
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
         self._logged = 0.0  # ``time`` of the last progress line (the start: none yet)
         self.trace = []
         problem.tracer = self  # optimize() reads the trace of a run stopped early
@@ -293,13 +296,15 @@ def _lbfgs_stepped(problem: Problem, x0: np.ndarray, f0: float, options: dict, t
         state = saver.state
         tr.trace, problem.n_fev = saver.trace, saver.n_fev
         tr.t0 -= saver.elapsed  # the trace's times go on from the saved run's
+        tr.c0 = None if saver.cpu is None else tr.c0 - saver.cpu
     else:
         state = lbfgsb.State.start(x0, options["maxcor"])
 
     def on_iteration(st):
         tr.record(st.x)
         if saver is not None and st.task[0] != lbfgsb.STOP:
-            saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0)
+            saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0,
+                             None if tr.c0 is None else time.process_time() - tr.c0)
 
     state = lbfgsb.run(fg or problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
                        maxls=options["maxls"], maxiter=options["maxiter"], maxfun=options["maxfun"],

@@ -72,9 +72,13 @@ METRIC_TABLE = (
     Metric("variance", "Variance", per_fold=False),
     Metric("train_time", "Training time", per_fold=True, std=True, time=True),
     Metric("test_time", "Test time", per_fold=True, std=True, time=True),
+    Metric("train_cpu", "Training CPU time", per_fold=True, std=True, time=True, core=False),
+    Metric("test_cpu", "Test CPU time", per_fold=True, std=True, time=True, core=False),
     Metric("n_parameters", "Parameters", per_fold=True, core=False),
 )
 """Every metric, all lower-is-better: the one list that summaries, reports and their checks read."""
+TIME_METRICS = tuple(m.name for m in METRIC_TABLE if m.time)
+"""The metrics in seconds: ``train_time``, ``test_time`` (wall) and ``train_cpu``, ``test_cpu`` (CPU)."""
 
 
 @dataclass

@@ -304,11 +304,11 @@ def evaluate_task(task: Task) -> TaskRecord:
         params, cards = inputs.params, inputs.cardinalities
         with checkpoint.suspended():  # the task's checkpoints are its timed fit's
             _warm_up(params, cards, X[train], ds.y[train])  # the very inputs of the timed fit
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         clf.fit(X[train], ds.y[train])
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         proba_fit = clf.predict_proba(X[test])
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         # columns of classes absent from the training fold are zero
         proba = np.zeros((test.size, ds.n_classes))
         proba[:, clf.classes_] = proba_fit
@@ -316,6 +316,7 @@ def evaluate_task(task: Task) -> TaskRecord:
         y_true = ds.y[test]
         rec.zero_one, rec.rmse = zero_one_loss(y_true, y_pred), rmse(y_true, proba)
         rec.train_time, rec.test_time = t1 - t0, t2 - t1
+        rec.train_cpu, rec.test_cpu = c1 - c0, c2 - c1
         rec.n_parameters, rec.n_train, rec.n_test = int(clf.n_parameters_), int(train.size), int(test.size)
         rec.n_instances, rec.n_attributes, rec.n_classes = ds.n_instances, ds.n_attributes, ds.n_classes
         rec.big = bool(ds.is_big)
@@ -461,9 +462,10 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     checkpoint_every : float, optional
         An L-BFGS fit saves its state beside the record to be this often, in seconds, and a
         rerun of the task goes on from it (:mod:`bncbench.engine.checkpoint`); the files are
-        removed once the record is written. The record's ``train_time`` then includes the
-        optimizer's seconds before the checkpoint, and ``resumed`` the iterations it went on
-        from. The files of a failed task stay, for its retry. ``None``: no checkpoints.
+        removed once the record is written. The record's ``train_time`` and ``train_cpu`` then include
+        the optimizer's seconds before the checkpoint (no ``train_cpu`` where a checkpoint did not save
+        its CPU seconds), and ``resumed`` the iterations it went on from. The files of a failed task
+        stay, for its retry. ``None``: no checkpoints.
     max_crashes : int, optional, default=:data:`MAX_CRASHES`
         Deaths in a row without progress after which the task is recorded failed unrun; ``None``:
         it always runs (the marker is still written and counted).
@@ -517,6 +519,7 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
             rec = evaluate_task(task)
         if ck is not None and ck.resumed and rec.status == "ok":
             rec.train_time += ck.credited
+            rec.train_cpu = None if ck.credited_cpu is None else rec.train_cpu + ck.credited_cpu
             rec.resumed = list(ck.resumed)
         if rec.arrays is not None:
             rec.arrays = {**rec.arrays, "proba": rec.arrays["proba"].astype(np.float32)}

@@ -139,6 +139,10 @@ class TaskRecord:
         0-1 loss and RMSE (:func:`bncbench.metrics.rmse`) on the test part.
     train_time, test_time : float, optional
         Wall time in seconds of fitting and of predicting the test part.
+    train_cpu, test_cpu : float, optional
+        The same spans in CPU seconds of the process (all its threads): unlike the wall times, without the
+        time it waited for a core or was stopped (``SIGSTOP``). ``train_cpu`` is absent from records written
+        before it existed and from a fit that went on from a checkpoint saved without it.
     n_parameters : int, optional
         Free parameters of the fitted model.
     n_train, n_test : int, optional
@@ -161,8 +165,8 @@ class TaskRecord:
         :func:`bncbench.harness.missing_protocol.evaluate`).
     resumed : list of int, optional
         The iterations at which the fit went on from a checkpoint of an earlier, killed run of
-        the task (:mod:`bncbench.engine.checkpoint`); its ``train_time`` includes the optimizer's
-        seconds of those runs up to the checkpoint. Absent for a fit run in one go.
+        the task (:mod:`bncbench.engine.checkpoint`); its ``train_time`` and ``train_cpu`` include the
+        optimizer's seconds of those runs up to the checkpoint. Absent for a fit run in one go.
     error : str, optional
         ``"ExceptionType: message"`` of a failed task.
     traceback : str, optional
@@ -192,6 +196,8 @@ class TaskRecord:
     rmse: Optional[float] = None
     train_time: Optional[float] = None
     test_time: Optional[float] = None
+    train_cpu: Optional[float] = None
+    test_cpu: Optional[float] = None
     n_parameters: Optional[int] = None
     n_train: Optional[int] = None
     n_test: Optional[int] = None

@@ -32,7 +32,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from bncbench.harness.protocol import METRIC_TABLE  # noqa: E402
+from bncbench.harness.protocol import TIME_METRICS  # noqa: E402
 from bncbench.report.stats import geometric_mean_ratios, metric_matrix, metric_name, subset_datasets  # noqa: E402
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ FORMATS = ("pdf", "png")
 DPI = 150
 MARKERS = ["x", "^", "o", "s", "D", "v", "P", "*"]
 COLORS = ["tab:red", "tab:green", "tab:blue", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:gray"]
-TIME_METRICS = tuple(m.name for m in METRIC_TABLE if m.time)
 DODGE = 0.06
 """Sideways offset between the series of a win/loss plot (x positions are 0, 1, 2, ...)."""
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bncbench.harness import provenance
+from bncbench.harness.protocol import TIME_METRICS
 from bncbench.data.dataset import BIG_THRESHOLD
 from bncbench.report import tabulate as T
 from bncbench.report.config import GroupSpec, ReportConfig
@@ -35,8 +36,6 @@ from bncbench.report.stats import (
 
 if TYPE_CHECKING:
     from bncbench.report.build import _Writer
-
-TIME = ("train_time", "test_time")
 
 
 @dataclass
@@ -94,7 +93,8 @@ def _holdout_note(summary: pd.DataFrame, metrics) -> list:
 
 def _split_metrics(cfg: ReportConfig) -> tuple[list, list]:
     """The accuracy metrics of the report, and its time metrics (``train_time`` if none)."""
-    return [m for m in cfg.metrics if m not in TIME], [m for m in cfg.metrics if m in TIME] or ["train_time"]
+    time = [m for m in cfg.metrics if m in TIME_METRICS]
+    return [m for m in cfg.metrics if m not in TIME_METRICS], time or ["train_time"]
 
 
 # ------------------------------------------------------------------ overview

@@ -278,7 +278,9 @@ def metric_matrix(summary: pd.DataFrame, metric: str, models: Sequence[str] | No
         If ``metric`` is not a column of ``summary``.
     """
     if metric not in summary:
-        raise BNCBenchError(f"metric {metric!r} is not in the results; choose from {', '.join(METRIC_NAMES)}")
+        have = [m for m in METRIC_NAMES if m in summary]
+        raise BNCBenchError(f"metric {metric!r} is not in the results (their records have none); they have "
+                            f"{', '.join(have)}")
     s = summary
     if "n_failed" in s:
         s = s.assign(**{metric: s[metric].where((s["n_failed"].fillna(0) == 0) & (s.get("n_ok", 1) != 0))})

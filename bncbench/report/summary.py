@@ -145,10 +145,11 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
     -------
     pandas.DataFrame
         Columns ``dataset``, ``model``, ``n_ok``, ``n_failed``, the means over successful folds of
-        ``zero_one``, ``rmse``, ``train_time``, ``test_time`` and ``n_parameters`` (NaN without
-        one), the standard deviations over those folds of :data:`FOLD_STD` (``zero_one_std`` ...;
-        NaN with fewer than 2), ``n_instances`` and ``big`` (when a fold succeeded), and ``bias``,
-        ``variance``, ``kw_error``; in the order the (dataset, model) pairs first appear. Without records, an
+        :data:`FOLD_MEANS` (``zero_one``, ``rmse``, ``train_time``, ``test_time``; ``n_parameters``,
+        ``train_cpu`` and ``test_cpu`` where some record has them; NaN without a successful fold or where
+        one of them lacks the metric), the standard deviations over those folds of :data:`FOLD_STD`
+        (``zero_one_std`` ...; NaN with fewer than 2), ``n_instances`` and ``big`` (when a fold succeeded), and
+        ``bias``, ``variance``, ``kw_error``; in the order the (dataset, model) pairs first appear. Without records, an
         empty frame with the columns ``dataset``, ``model``, :data:`METRICS`, ``n_ok``, ``n_failed``.
 
     Raises
@@ -169,15 +170,18 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
             f"records of different configurations share the label {d['model']!r} on {d['dataset']!r} "
             f"(round {d['round']}, fold {d['fold']}); give them different labels or experiment names"
         )
+    core = {m.name for m in METRIC_TABLE if m.core}
+    means = [m for m in FOLD_MEANS if m in core or m in records]  # a model's property: where a record has it
+    stds = [m for m in FOLD_STD if m in core or m in records]
     rows = []
     for (dataset, model), g in records.groupby(["dataset", "model"], sort=False):
         ok = g[g["status"] == "ok"]
         row = {"dataset": dataset, "model": model, "n_ok": len(ok), "n_failed": int((g["status"] != "ok").sum()),
                "protocol": protocol_of(g)}
-        for m in FOLD_MEANS:
-            row[m] = float(ok[m].mean()) if len(ok) and m in ok else np.nan
-        for m in FOLD_STD:
-            row[std_column(m)] = float(ok[m].std()) if len(ok) > 1 and m in ok else np.nan
+        for m in means:  # a fold without the metric makes it unknown: not a mean of the other folds
+            row[m] = float(ok[m].mean(skipna=False)) if len(ok) and m in ok else np.nan
+        for m in stds:
+            row[std_column(m)] = float(ok[m].std(skipna=False)) if len(ok) > 1 and m in ok else np.nan
         if len(ok):
             row["n_instances"] = int(ok["n_instances"].iloc[0])
             row["big"] = bool(ok["big"].iloc[0])

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from bncbench.harness.protocol import TIME_METRICS
 from bncbench.report.stats import ALPHA, METRIC_NAMES, metric_name
 from bncbench.report.supplement import supplied
 from bncbench.report.summary import std_column
@@ -398,7 +399,7 @@ def per_dataset_frame(records: pd.DataFrame, summary: pd.DataFrame, metric: str,
 def _fmt_num(v: float, metric: str) -> str:
     if v is None or not np.isfinite(v):
         return ""
-    if metric in ("train_time", "test_time"):
+    if metric in TIME_METRICS:
         return f"{v:.3g}"
     if metric == "n_parameters":
         return f"{v:.0f}"
