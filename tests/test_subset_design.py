@@ -560,6 +560,33 @@ def test_group_keys_stored_from_the_second_evaluation(problem, monkeypatch):
     np.testing.assert_array_equal(G1, G2)
 
 
+def test_stored_keys_are_uint16_within_their_group_whatever_the_tables_total(monkeypatch):
+    """Tables of more than 65,536 entries in all (36 binary attributes, triples): every stored key is its entry
+    within its own group's table, as uint16; the keyed second evaluation gives the first's numbers (keys found from
+    the codes) bit for bit."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, (400, 36))
+    y = (X[:, :3].sum(axis=1) + rng.integers(0, 2, 400) >= 2).astype(int)
+    cards = np.full(36, 2)
+    scorer = BNClassifier(structure="anje", n=3, discretize=False, cardinalities=cards).fit(X, y).scorer_
+    layout, gen = factor_layout(scorer, X, "weighted")[:2]
+    grp = layout.design(X).combined()
+    assert grp is not None and grp.table_off[-1] > 2**16
+    calls = []
+    keyed = sd._keyed_cll2
+    monkeypatch.setattr(sd, "_keyed_cll2", lambda *a: calls.append(a[0]) or keyed(*a))
+    cll = CLL(Data.from_design(layout.design(X), y, 2), layout.n_rows)
+    Phi = _phi(layout, gen)
+    f1, G1 = cll(Phi)
+    f2, G2 = cll(Phi)
+    (keys,) = calls
+    assert keys.dtype == np.uint16
+    sizes = np.diff(grp.table_off)
+    assert (keys.max(axis=(0, 2)) < sizes).all() and keys.max() >= 256  # within each group's table
+    assert f1 == f2
+    np.testing.assert_array_equal(G1, G2)
+
+
 @pytest.mark.parametrize("param", ["weighted", "discriminative"])
 def test_fit_with_stored_keys_is_the_same_fit(problem, param, monkeypatch):
     """A whole DBL² / LR² fit with the authors' penalty: with the keys stored (the default) and found at every

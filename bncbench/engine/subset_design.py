@@ -78,11 +78,11 @@ GROUP_BUDGET = 256 * 2**20
 """Bytes of the combined tables at most: their values and gradient (16 bytes per entry, per evaluation) and the
 rows every entry reads (:attr:`SubsetGroups.entry_rows`, once); beyond it, the per-subset kernels. Connect-4's
 A3JE on half the rows: 2.0 million entries, about 65 MB."""
-KEY_BUDGET = 64 * 2**20
-"""Bytes of a design's stored group keys at most (:meth:`SubsetDesign.group_keys`: every design row's entry in every
-combined table, 2 bytes each where the tables have at most 65,536 entries, else 4, by block); beyond it the kernel
-finds the keys from the codes at every evaluation (:func:`_grouped_cll2`). Adult's A2JE: 3.9 MiB; connect-4's:
-48 MiB."""
+KEY_BUDGET = 256 * 2**20
+"""Bytes of a design's stored group keys at most (:meth:`SubsetDesign.group_keys`: every design row's entry within
+every combined table, 2 bytes each, by block); beyond it the kernel finds the keys from the codes at every evaluation
+(:func:`_grouped_cll2`). On half the rows: adult's A2JE 1.7 MiB, connect-4's 12 MiB, census-income's 108 MiB,
+connect-4's A3JE 193 MiB."""
 KEYS_KEPT_BYTES = 8 * 2**20
 """The per-subset kernels keep a block's rows (or dense keys) of every subset for the scatter while that table
 takes at most this many bytes; beyond, they find a tile's rows again from the codes. Measured (one evaluation, the
@@ -248,7 +248,8 @@ class SubsetDesign:
         instead of finding them from the codes (:func:`_group_key_table`): the gather is then one load of the key
         and one of the table, and the scatter reads the same keys. Stored at the second call for these ``groups``
         and ``chunk`` (a design evaluated once, such as a minibatch, stores nothing), while they take at most
-        :data:`KEY_BUDGET` bytes: uint16 where the tables have at most 65,536 entries, else int32.
+        :data:`KEY_BUDGET` bytes. A key is the entry within its group's table: uint16 (a group has at most
+        :data:`GROUP_KEYS` entries), int32 only for a bound above 65,536.
 
         Parameters
         ----------
@@ -260,8 +261,8 @@ class SubsetDesign:
         Returns
         -------
         ndarray of shape (n_blocks, n_groups, chunk + TABLE_PAD) or None
-            ``keys[k, grp, b]``: the entry (offset in the concatenated tables) of design row ``k * chunk + b`` in
-            group ``grp``'s table.
+            ``keys[k, grp, b]``: the entry of design row ``k * chunk + b`` within group ``grp``'s table (its offset
+            in the concatenated tables less ``table_off[grp]``).
         """
         tag = (groups, int(chunk))
         if self._keys is None or self._keys[0][0] is not groups or self._keys[0][1] != tag[1]:
@@ -269,7 +270,7 @@ class SubsetDesign:
             return None
         if self._keys[1] is None and not self._keys[2]:
             n_blocks = -(-self.n // int(chunk))
-            dtype = np.uint16 if int(groups.table_off[-1]) <= 2**16 else np.int32
+            dtype = np.uint16 if int(np.diff(groups.table_off).max(initial=0)) <= 2**16 else np.int32
             shape = (n_blocks, groups.n_groups, int(chunk) + TABLE_PAD)
             keys = None
             if np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize <= KEY_BUDGET:
@@ -484,10 +485,11 @@ def _class_scores(D, B):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _tile_scatter(g, gk, table, d, B, S, tile):  # pragma: no cover - compiled
+def _tile_scatter(g, gk, table, d, B, S, tile, off):  # pragma: no cover - compiled
     """A block's two-class scatter over a table of keys: ``d[b]`` into ``g[0]`` (the class row) and into
     ``gk[table[s, b]]`` for every column ``s < S``, over tiles of ``tile`` columns, design row by design
-    row within a tile (the order of :func:`_subset_cll2_dense` and :func:`_grouped_cll2`)."""
+    row within a tile (the order of :func:`_subset_cll2_dense` and :func:`_grouped_cll2`). With ``off`` (an
+    array, not None: numba compiles each case apart) the keys are column ``s``'s own, ``gk[off[s] + table[s, b]]``."""
     for b in range(B):
         g[0] += d[b]
     for s0 in range(0, S, tile):
@@ -495,7 +497,10 @@ def _tile_scatter(g, gk, table, d, B, S, tile):  # pragma: no cover - compiled
         for b in range(B):
             t = d[b]
             for s in range(s0, s1):
-                gk[np.uint64(table[s, b])] += t
+                if off is None:
+                    gk[np.uint64(table[s, b])] += t
+                else:
+                    gk[np.uint64(off[s] + table[s, b])] += t
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -878,7 +883,7 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
                     d[b] += T[np.uint64(key[b])]
         nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
-            _tile_scatter(g, gt, table, d, B, G, tile)
+            _tile_scatter(g, gt, table, d, B, G, tile, None)
     if want_grad:
         _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows)
     return nll
@@ -887,8 +892,9 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
 @numba.njit(cache=True, nogil=True)
 def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_start, entry_n,
                 entry_rows):  # pragma: no cover - compiled
-    """:func:`_grouped_cll2` with the design rows' table entries stored (:meth:`SubsetDesign.group_keys`): the
-    same sums in the same order, so the same numbers bit for bit, without finding the keys from the codes."""
+    """:func:`_grouped_cll2` with the design rows' table entries stored (:meth:`SubsetDesign.group_keys`, each
+    within its group's table): the same sums in the same order, so the same numbers bit for bit, without finding
+    the keys from the codes."""
     N = C1.shape[0]
     G = table_off.shape[0] - 1
     E = table_off[G]
@@ -901,11 +907,12 @@ def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_s
         d = _class_scores(D, B)
         for grp in range(G):
             row = kb[grp]
+            off = table_off[grp]
             for b in range(B):
-                d[b] += T[np.uint64(row[b])]
+                d[b] += T[np.uint64(off + row[b])]
         nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
-            _tile_scatter(g, gt, kb, d, B, G, tile)
+            _tile_scatter(g, gt, kb, d, B, G, tile, table_off)
     if want_grad:
         _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows)
     return nll
@@ -913,8 +920,8 @@ def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_s
 
 @numba.njit(cache=True, nogil=True)
 def _group_key_table(codes, chunk, attrs, strides, n_attrs, table_off, out):  # pragma: no cover - compiled
-    """``out[k, grp, b]``: the combined table entry of design row ``k * chunk + b`` in group ``grp`` (what
-    :func:`_grouped_cll2` finds at every evaluation), block by block."""
+    """``out[k, grp, b]``: the entry of design row ``k * chunk + b`` within group ``grp``'s combined table (what
+    :func:`_grouped_cll2` finds at every evaluation, less ``table_off[grp]``), block by block."""
     N = codes.shape[0]
     G = n_attrs.shape[0]
     key = np.empty(chunk, dtype=np.int64)
@@ -923,7 +930,7 @@ def _group_key_table(codes, chunk, attrs, strides, n_attrs, table_off, out):  # 
         ct, _ = _block(codes, b0, B)
         kb = out[b0 // chunk]
         for grp in range(G):
-            _group_keys(key, ct, B, table_off[grp], attrs[grp], strides[grp], n_attrs[grp])
+            _group_keys(key, ct, B, 0, attrs[grp], strides[grp], n_attrs[grp])
             row = kb[grp]
             for b in range(B):
                 row[b] = key[b]
