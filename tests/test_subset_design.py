@@ -524,6 +524,21 @@ def test_keyed_kernel_is_the_grouped_kernel_bit_for_bit(problem, n):
                         np.testing.assert_array_equal(g, g_ref)
 
 
+def _evaluated_twice(monkeypatch, layout, gen, X, y):
+    """Two evaluations of a two-class ``CLL`` at the same point, checked equal bit for bit: the arguments of every
+    call of the keyed kernel (the first evaluation finds the keys from the codes, later ones read them stored)."""
+    calls = []
+    keyed = sd._keyed_cll2
+    monkeypatch.setattr(sd, "_keyed_cll2", lambda *a: calls.append(a) or keyed(*a))
+    cll = CLL(Data.from_design(layout.design(X), y, 2), layout.n_rows)
+    Phi = _phi(layout, gen)
+    f1, G1 = cll(Phi)
+    f2, G2 = cll(Phi)
+    assert f1 == f2
+    np.testing.assert_array_equal(G1, G2)
+    return calls
+
+
 def test_group_keys_stored_from_the_second_evaluation(problem, monkeypatch):
     """``group_keys``: nothing at a design's first evaluation (a minibatch's only one), the keys from the second on
     for the same groups and block size (uint16: these tables have fewer than 65,536 entries), nothing beyond
@@ -549,15 +564,8 @@ def test_group_keys_stored_from_the_second_evaluation(problem, monkeypatch):
     monkeypatch.setattr(sd, "KEY_BUDGET", keys.nbytes)
     exact = layout.design(X)
     assert exact.group_keys(grp, 64) is None and exact.group_keys(grp, 64) is not None
-    calls = []
-    keyed = sd._keyed_cll2
-    monkeypatch.setattr(sd, "_keyed_cll2", lambda *a: calls.append(a[5]) or keyed(*a))
-    cll = CLL(Data.from_design(layout.design(X), y, 2), layout.n_rows)
-    Phi = _phi(layout, gen)
-    f1, G1 = cll(Phi)
-    f2, G2 = cll(Phi)
-    assert calls == [True] and f1 == f2
-    np.testing.assert_array_equal(G1, G2)
+    calls = _evaluated_twice(monkeypatch, layout, gen, X, y)
+    assert [a[5] for a in calls] == [True]  # the second evaluation, with the gradient
 
 
 def test_stored_keys_are_uint16_within_their_group_whatever_the_tables_total(monkeypatch):
@@ -572,19 +580,10 @@ def test_stored_keys_are_uint16_within_their_group_whatever_the_tables_total(mon
     layout, gen = factor_layout(scorer, X, "weighted")[:2]
     grp = layout.design(X).combined()
     assert grp is not None and grp.table_off[-1] > 2**16
-    calls = []
-    keyed = sd._keyed_cll2
-    monkeypatch.setattr(sd, "_keyed_cll2", lambda *a: calls.append(a[0]) or keyed(*a))
-    cll = CLL(Data.from_design(layout.design(X), y, 2), layout.n_rows)
-    Phi = _phi(layout, gen)
-    f1, G1 = cll(Phi)
-    f2, G2 = cll(Phi)
-    (keys,) = calls
+    ((keys, *_),) = _evaluated_twice(monkeypatch, layout, gen, X, y)
     assert keys.dtype == np.uint16
     sizes = np.diff(grp.table_off)
     assert (keys.max(axis=(0, 2)) < sizes).all() and keys.max() >= 256  # within each group's table
-    assert f1 == f2
-    np.testing.assert_array_equal(G1, G2)
 
 
 @pytest.mark.parametrize("param", ["weighted", "discriminative"])

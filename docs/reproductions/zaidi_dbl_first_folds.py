@@ -17,18 +17,21 @@ import pandas as pd
 
 from bncbench.harness.store import load_stores
 
-COLUMNS = ["dataset", "model", "round", "fold", "status", "n_iter", "train_time", "zero_one", "env.commit"]
+COLUMNS = ["dataset", "model", "round", "fold", "status", "n_iter", "train_time", "train_cpu", "train_cll", "zero_one",
+           "env.commit"]
+"""``train_cpu`` (CPU seconds) is empty for records written before it existed (commit 45874cd) and for fits that went
+on from a checkpoint saved before it; ``train_cll`` is the training conditional log-likelihood (minus the NLL)."""
 
 
 def main(stores: list[str]) -> None:
     records = load_stores(stores)
     pick = (records["dataset"] == "census-income") | ((records["dataset"] == "musk1")
                                                      & records["model"].isin(["DBL3", "LR3"]))
+    records = records.reindex(columns=list(dict.fromkeys([*records.columns, *COLUMNS])))  # train_cpu: maybe none
     out = records.loc[pick, COLUMNS].sort_values(["dataset", "model", "round", "fold"])
     little = records[(records["n_instances"] < 100_000) & records["n_iter"].notna()]
     top = little.loc[[little["n_iter"].idxmax()], COLUMNS].assign(status="max_n_iter_little")
-    out = out.assign(train_time=out["train_time"].round(1))
-    top = top.assign(train_time=top["train_time"].round(1))
+    out, top = (f.assign(train_time=f["train_time"].round(1), train_cpu=f["train_cpu"].round(1)) for f in (out, top))
     sys.stdout.write(pd.concat([out, top]).to_csv(index=False))
 
 
