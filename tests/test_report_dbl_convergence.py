@@ -44,6 +44,26 @@ def test_pair_iterations_by_hand():
     assert row.iter_ratio_geomean == pytest.approx(math.sqrt(15 / 50 * 50 / 25))
     assert row.time_ratio_geomean == pytest.approx(math.sqrt(2 / 4 * 5 / 1))
     assert C.pair_iterations(recs.drop(columns="n_iter"), [("D", "L")]).empty
+    assert not set(C.CPU_COLUMNS) & set(t) and not set(C.CPU_SUMMARY) & set(s)  # records without CPU seconds
+
+
+def test_pair_cpu_seconds_by_hand():
+    """With ``train_cpu``: its means over the common folds, unknown for a dataset where one fold lacks it, and the
+    summary's counts and ratio over the datasets where both models have it."""
+    recs = pd.DataFrame([
+        {**_rec("a", "D", 0, 0, 10, 9.0), "train_cpu": 1.0}, {**_rec("a", "D", 0, 1, 10, 9.0), "train_cpu": 3.0},
+        {**_rec("a", "L", 0, 0, 10, 1.0), "train_cpu": 4.0}, {**_rec("a", "L", 0, 1, 10, 1.0), "train_cpu": 4.0},
+        {**_rec("b", "D", 0, 0, 10, 1.0), "train_cpu": 1.0}, {**_rec("b", "D", 0, 1, 10, 1.0), "train_cpu": None},
+        {**_rec("b", "L", 0, 0, 10, 2.0), "train_cpu": 2.0}, {**_rec("b", "L", 0, 1, 10, 2.0), "train_cpu": 2.0},
+        {**_rec("c", "D", 0, 0, 10, 1.0), "train_cpu": 6.0}, {**_rec("c", "L", 0, 0, 10, 2.0), "train_cpu": 3.0},
+    ])
+    t = C.pair_iterations(recs, [("D", "L")]).set_index("dataset")
+    assert t.loc["a", C.CPU_COLUMNS].tolist() == [2.0, 4.0] and t.loc["b", "train_cpu_other"] == 2.0
+    assert np.isnan(t.loc["b", "train_cpu_w"]) and t.loc["c", C.CPU_COLUMNS].tolist() == [6.0, 3.0]
+    (row,) = C.pair_iterations_summary(t.reset_index(), {"All": ["a", "b", "c"]}).itertuples()
+    assert (row.time_less, row.time_more) == (2, 1)  # wall seconds: b and c less, a more
+    assert (row.cpu_datasets, row.cpu_less, row.cpu_more) == (2, 1, 1)  # CPU seconds: a less, c more; b unknown
+    assert row.cpu_ratio_geomean == pytest.approx(math.sqrt(2 / 4 * 6 / 3))
 
 
 def test_convergence_pairs_config():

@@ -258,6 +258,10 @@ def median_trace(records: pd.DataFrame, dataset: str, model: str) -> np.ndarray:
 # ------------------------------------------------------------------ iterations and time (deep-broad Figs. 11-14)
 PAIR_COLUMNS = ["w_model", "other_model", "dataset", "n_iter_w", "n_iter_other", "train_time_w",
                 "train_time_other", "n_folds"]
+CPU_COLUMNS = ["train_cpu_w", "train_cpu_other"]
+"""Added to :data:`PAIR_COLUMNS` where the records carry ``train_cpu`` (CPU seconds; records before it have none)."""
+CPU_SUMMARY = ["cpu_datasets", "cpu_less", "cpu_more", "cpu_ratio_geomean"]
+"""Added to :func:`pair_iterations_summary`'s columns with :data:`CPU_COLUMNS`."""
 
 
 def pair_iterations(records: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> pd.DataFrame:
@@ -279,12 +283,16 @@ def pair_iterations(records: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> 
     pandas.DataFrame
         Columns :data:`PAIR_COLUMNS`: one row per pair and dataset where both models have at
         least one successful (round, fold) in common with an iteration count; the means are over
-        those common folds (``n_folds``). Empty (with the columns) without ``n_iter``.
+        those common folds (``n_folds``). Where the records have ``train_cpu``, also
+        :data:`CPU_COLUMNS`: their means over the same folds, NaN where one of them lacks it. Empty
+        (with the columns) without ``n_iter``.
     """
+    cpu = "train_cpu" in records
+    columns = PAIR_COLUMNS + (CPU_COLUMNS if cpu else [])
     if "n_iter" not in records or not len(pairs):
-        return pd.DataFrame(columns=PAIR_COLUMNS)
+        return pd.DataFrame(columns=columns)
     ok = records[(records["status"] == "ok") & records["n_iter"].notna()]
-    cols = ["dataset", "round", "fold", "n_iter", "train_time"]
+    cols = ["dataset", "round", "fold", "n_iter", "train_time"] + (["train_cpu"] if cpu else [])
     frames = []
     for w, o in pairs:
         a = ok.loc[ok["model"] == w, cols]
@@ -292,15 +300,16 @@ def pair_iterations(records: pd.DataFrame, pairs: Sequence[tuple[str, str]]) -> 
         m = a.merge(b, on=["dataset", "round", "fold"], suffixes=("_w", "_other"))
         if not len(m):
             continue
+        whole = {c: (c, lambda v: v.mean(skipna=False)) for c in CPU_COLUMNS} if cpu else {}  # all folds or none
         g = (m.groupby("dataset", sort=True)
              .agg(n_iter_w=("n_iter_w", "mean"), n_iter_other=("n_iter_other", "mean"),
                   train_time_w=("train_time_w", "mean"), train_time_other=("train_time_other", "mean"),
-                  n_folds=("round", "size"))
+                  n_folds=("round", "size"), **whole)
              .reset_index())
         frames.append(g.assign(w_model=w, other_model=o))
     if not frames:
-        return pd.DataFrame(columns=PAIR_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[PAIR_COLUMNS]
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns]
 
 
 def pair_iterations_summary(table: pd.DataFrame, subsets: Mapping[str, Sequence[str]]) -> pd.DataFrame:
@@ -319,9 +328,11 @@ def pair_iterations_summary(table: pd.DataFrame, subsets: Mapping[str, Sequence[
     pandas.DataFrame
         Columns ``w_model, other_model, subset, n_datasets, iter_fewer, iter_equal, iter_more,
         iter_ratio_geomean, time_less, time_more, time_ratio_geomean`` (ratios ``w / other``,
-        over the datasets where both are positive); a subset without a dataset of the pair is left
-        out.
+        over the datasets where both are positive); with the table's :data:`CPU_COLUMNS`, also
+        ``cpu_datasets, cpu_less, cpu_more, cpu_ratio_geomean``: the same for CPU seconds, over the
+        datasets where both models have them. A subset without a dataset of the pair is left out.
     """
+    cpu = set(CPU_COLUMNS) <= set(table.columns)
     rows = []
     for (w, o), g in table.groupby(["w_model", "other_model"], sort=False):
         for subset, dsets in subsets.items():
@@ -330,14 +341,21 @@ def pair_iterations_summary(table: pd.DataFrame, subsets: Mapping[str, Sequence[
                 continue
             iw, io = s["n_iter_w"].to_numpy(float), s["n_iter_other"].to_numpy(float)
             tw, to = s["train_time_w"].to_numpy(float), s["train_time_other"].to_numpy(float)
-            rows.append({"w_model": w, "other_model": o, "subset": subset, "n_datasets": len(s),
-                         "iter_fewer": int((iw < io).sum()), "iter_equal": int((iw == io).sum()),
-                         "iter_more": int((iw > io).sum()), "iter_ratio_geomean": _geomean_ratio(iw, io),
-                         "time_less": int((tw < to).sum()), "time_more": int((tw > to).sum()),
-                         "time_ratio_geomean": _geomean_ratio(tw, to)})
+            row = {"w_model": w, "other_model": o, "subset": subset, "n_datasets": len(s),
+                   "iter_fewer": int((iw < io).sum()), "iter_equal": int((iw == io).sum()),
+                   "iter_more": int((iw > io).sum()), "iter_ratio_geomean": _geomean_ratio(iw, io),
+                   "time_less": int((tw < to).sum()), "time_more": int((tw > to).sum()),
+                   "time_ratio_geomean": _geomean_ratio(tw, to)}
+            if cpu:
+                cw, co = s["train_cpu_w"].to_numpy(float), s["train_cpu_other"].to_numpy(float)
+                both = np.isfinite(cw) & np.isfinite(co)
+                cw, co = cw[both], co[both]
+                row.update(cpu_datasets=int(both.sum()), cpu_less=int((cw < co).sum()), cpu_more=int((cw > co).sum()),
+                           cpu_ratio_geomean=_geomean_ratio(cw, co))
+            rows.append(row)
     return pd.DataFrame(rows, columns=["w_model", "other_model", "subset", "n_datasets", "iter_fewer", "iter_equal",
                                        "iter_more", "iter_ratio_geomean", "time_less", "time_more",
-                                       "time_ratio_geomean"])
+                                       "time_ratio_geomean"] + (CPU_SUMMARY if cpu else []))
 
 
 def _geomean_ratio(a: np.ndarray, b: np.ndarray) -> float:

@@ -380,8 +380,9 @@ def _pair_convergence_items(records: pd.DataFrame, summary: pd.DataFrame, cfg: R
     links = {"md": w.text("tables/convergence_iterations.md", T.frame_markdown(agg)),
              "csv": w.text("tables/convergence_iterations.csv", table.to_csv(index=False, float_format="%.6g"))}
     items = [("table", "Iterations and training time, per pair and subset: datasets where the first model needs "
-              "fewer / as many / more iterations (less / more time) than the second, and geometric means of "
-              "first / second (csv: the per-dataset means over the folds both ran)\n\n" + T.frame_markdown(agg), links)]
+              "fewer / as many / more iterations (less / more time; CPU seconds too where the records have them) than "
+              "the second, and geometric means of first / second (csv: the per-dataset means over the folds both "
+              "ran)\n\n" + T.frame_markdown(agg), links)]
     if not cfg.figures:
         return items
     from bncbench.report import figures as F
