@@ -423,7 +423,7 @@ def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n, monkeypat
             _close(f, g, *refs["two", grad])
             g = np.zeros(nt if grad else 1)
             f = sd._keyed_cll2(keys, data.C1, data.csum, D, g, grad, 64, 8, grp.table_off, grp.entry_start,
-                               grp.entry_n, grp.entry_rows)
+                               grp.entry_n, grp.entry_rows, None)
             _close(f, g, *refs["two", grad])
 
 
@@ -487,15 +487,19 @@ def test_combined_fit_ends_where_the_exact_order_does(problem, param):
 
 
 # ---------------------------------------------------------------- stored group keys (SubsetDesign.group_keys)
-def _key_table(design, grp, chunk, dtype):
+def _key_table(design, grp, chunk, dtype, local=False):
+    """Every design row's key in every combined table: the entry in the concatenated tables, or within its group's
+    table (``local``)."""
     keys = np.zeros((-(-design.n // chunk), grp.n_groups, chunk + sd.TABLE_PAD), dtype)
-    sd._group_key_table(design.codes, chunk, grp.attrs, grp.strides, grp.n_attrs, grp.table_off, keys)
+    base = np.zeros_like(grp.table_off) if local else grp.table_off
+    sd._group_key_table(design.codes, chunk, grp.attrs, grp.strides, grp.n_attrs, base, keys)
     return keys
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_keyed_kernel_is_the_grouped_kernel_bit_for_bit(problem, n):
-    """The combined-table kernel with the design rows' table entries stored (uint16 and int32) gives the numbers of
+    """The combined-table kernel with the design rows' table entries stored (uint16 and int32; in the concatenated
+    tables or within each group's, with the groups' offsets) gives the numbers of
     the one that finds them from the codes, bit for bit: training codes (compressed and not), codes with unseen
     combinations, any table bound, block size and tile, with and without gradient, a gradient not starting at 0."""
     Y, X, y, Xt, yt, layouts, cards = problem
@@ -511,15 +515,16 @@ def test_keyed_kernel_is_the_grouped_kernel_bit_for_bit(problem, n):
             grp = sd.SubsetGroups(design.lookup, max_keys)
             tables = (grp.table_off, grp.entry_start, grp.entry_n, grp.entry_rows)
             for chunk, tile in ((1, 1), (5, 3), (64, 64), (10_000, 2)):
-                for dtype in (np.uint16, np.int32):
-                    keys = _key_table(design, grp, chunk, dtype)
+                for dtype, local in ((np.uint16, False), (np.int32, False), (np.uint16, True)):
+                    keys = _key_table(design, grp, chunk, dtype, local)
+                    off = grp.table_off if local else None
                     assert keys[:, :, chunk:].sum() == 0  # the padding is never written
                     for grad, start in ((True, None), (False, None), (True, g0)):
                         g_ref = np.zeros(layout.n_rows if grad else 1) if start is None else start.copy()
                         g = g_ref.copy()
                         f_ref = sd._grouped_cll2(design.codes, data.C1, data.csum, D, g_ref, grad, chunk, tile,
                                                  *grp.arrays())
-                        f = sd._keyed_cll2(keys, data.C1, data.csum, D, g, grad, chunk, tile, *tables)
+                        f = sd._keyed_cll2(keys, data.C1, data.csum, D, g, grad, chunk, tile, *tables, off)
                         assert f == f_ref
                         np.testing.assert_array_equal(g, g_ref)
 
@@ -553,6 +558,7 @@ def test_group_keys_stored_from_the_second_evaluation(problem, monkeypatch):
     assert grp is not None
     assert design.group_keys(grp, 64) is None
     keys = design.group_keys(grp, 64)
+    assert grp.key_offsets is None  # at most 65,536 entries in all: keys in the concatenated tables
     assert keys.dtype == np.uint16 and keys.shape == (-(-design.n // 64), grp.n_groups, 64 + sd.TABLE_PAD)
     np.testing.assert_array_equal(keys, _key_table(design, grp, 64, np.int32))
     assert design.group_keys(grp, 64) is keys
@@ -580,8 +586,8 @@ def test_stored_keys_are_uint16_within_their_group_whatever_the_tables_total(mon
     layout, gen = factor_layout(scorer, X, "weighted")[:2]
     grp = layout.design(X).combined()
     assert grp is not None and grp.table_off[-1] > 2**16
-    ((keys, *_),) = _evaluated_twice(monkeypatch, layout, gen, X, y)
-    assert keys.dtype == np.uint16
+    ((keys, *args),) = _evaluated_twice(monkeypatch, layout, gen, X, y)
+    assert keys.dtype == np.uint16 and np.array_equal(args[-1], grp.table_off)  # relative to the groups' offsets
     sizes = np.diff(grp.table_off)
     assert (keys.max(axis=(0, 2)) < sizes).all() and keys.max() >= 256  # within each group's table
 

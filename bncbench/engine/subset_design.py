@@ -79,8 +79,8 @@ GROUP_BUDGET = 256 * 2**20
 rows every entry reads (:attr:`SubsetGroups.entry_rows`, once); beyond it, the per-subset kernels. Connect-4's
 A3JE on half the rows: 2.0 million entries, about 65 MB."""
 KEY_BUDGET = 256 * 2**20
-"""Bytes of a design's stored group keys at most (:meth:`SubsetDesign.group_keys`: every design row's entry within
-every combined table, 2 bytes each, by block); beyond it the kernel finds the keys from the codes at every evaluation
+"""Bytes of a design's stored group keys at most (:meth:`SubsetDesign.group_keys`: every design row's entry in every
+combined table, 2 bytes each, by block); beyond it the kernel finds the keys from the codes at every evaluation
 (:func:`_grouped_cll2`). On half the rows: adult's A2JE 1.7 MiB, connect-4's 12 MiB, census-income's 108 MiB,
 connect-4's A3JE 193 MiB."""
 KEYS_KEPT_BYTES = 8 * 2**20
@@ -207,7 +207,7 @@ class SubsetDesign:
             keys = self.group_keys(groups, B)
             if keys is not None:
                 return _keyed_cll2(keys, C1, csum, D, g, grad, B, SCATTER_TILE, groups.table_off, groups.entry_start,
-                                   groups.entry_n, groups.entry_rows)
+                                   groups.entry_n, groups.entry_rows, groups.key_offsets)
             return _grouped_cll2(self.codes, C1, csum, D, g, grad, B, SCATTER_TILE, *groups.arrays())
         B = block_size(self.lookup.n_subsets, 2 * D.nbytes + self.lookup.nbytes())
         if self.dense_exact(grad) and not (grad and g.any()):
@@ -248,8 +248,9 @@ class SubsetDesign:
         instead of finding them from the codes (:func:`_group_key_table`): the gather is then one load of the key
         and one of the table, and the scatter reads the same keys. Stored at the second call for these ``groups``
         and ``chunk`` (a design evaluated once, such as a minibatch, stores nothing), while they take at most
-        :data:`KEY_BUDGET` bytes. A key is the entry within its group's table: uint16 (a group has at most
-        :data:`GROUP_KEYS` entries), int32 only for a bound above 65,536.
+        :data:`KEY_BUDGET` bytes. A key is the entry in the concatenated tables while they hold at most 65,536
+        entries, else the entry within its group's table (:attr:`SubsetGroups.key_offsets`): uint16 either way
+        (int32 only for a :data:`GROUP_KEYS` above 65,536).
 
         Parameters
         ----------
@@ -261,8 +262,8 @@ class SubsetDesign:
         Returns
         -------
         ndarray of shape (n_blocks, n_groups, chunk + TABLE_PAD) or None
-            ``keys[k, grp, b]``: the entry of design row ``k * chunk + b`` within group ``grp``'s table (its offset
-            in the concatenated tables less ``table_off[grp]``).
+            ``keys[k, grp, b]``: the entry of design row ``k * chunk + b`` in group ``grp``'s table, less
+            ``key_offsets[grp]`` where those are not None.
         """
         tag = (groups, int(chunk))
         if self._keys is None or self._keys[0][0] is not groups or self._keys[0][1] != tag[1]:
@@ -270,13 +271,15 @@ class SubsetDesign:
             return None
         if self._keys[1] is None and not self._keys[2]:
             n_blocks = -(-self.n // int(chunk))
-            dtype = np.uint16 if int(np.diff(groups.table_off).max(initial=0)) <= 2**16 else np.int32
+            off = groups.key_offsets
+            span = int(groups.table_off[-1]) if off is None else int(np.diff(off).max(initial=0))
+            dtype = np.uint16 if span <= 2**16 else np.int32
             shape = (n_blocks, groups.n_groups, int(chunk) + TABLE_PAD)
             keys = None
             if np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize <= KEY_BUDGET:
                 keys = np.zeros(shape, dtype)
                 _group_key_table(self.codes, int(chunk), groups.attrs, groups.strides, groups.n_attrs,
-                                 groups.table_off, keys)
+                                 groups.table_off if off is None else np.zeros_like(off), keys)
             self._keys = (tag, keys, True)
         return self._keys[1]
 
@@ -749,6 +752,15 @@ class SubsetGroups:
         """Bytes of the tables: ``values`` per entry and their gradient (per evaluation), and :attr:`entry_rows`."""
         return 16 * int(values) * int(self.table_off[-1]) + self._row_bytes
 
+    @property
+    def key_offsets(self) -> np.ndarray | None:
+        """What a stored key (:meth:`SubsetDesign.group_keys`) is relative to: ``None`` while the tables hold at most
+        65,536 entries in all (a key is the entry in the concatenated tables, uint16: the kernel adds nothing), else
+        :attr:`table_off` (a key is the entry within its group's table, uint16 while a group holds at most 65,536, as
+        :data:`GROUP_KEYS` keeps it; the kernel adds the group's offset: on adult's A2JE, whose keys fit either way,
+        the global keys are about 0.85x the time of a fit)."""
+        return None if int(self.table_off[-1]) <= 2**16 else self.table_off
+
     def arrays(self) -> tuple:
         """The arrays :func:`_grouped_cll2` and :func:`_grouped_cll` read after their block arguments."""
         return (self.attrs, self.strides, self.n_attrs, self.table_off, self.entry_start, self.entry_n,
@@ -890,11 +902,11 @@ def _grouped_cll2(codes, C1, csum, D, g, want_grad, chunk, tile, attrs, strides,
 
 
 @numba.njit(cache=True, nogil=True)
-def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_start, entry_n,
-                entry_rows):  # pragma: no cover - compiled
-    """:func:`_grouped_cll2` with the design rows' table entries stored (:meth:`SubsetDesign.group_keys`, each
-    within its group's table): the same sums in the same order, so the same numbers bit for bit, without finding
-    the keys from the codes."""
+def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_start, entry_n, entry_rows,
+                off):  # pragma: no cover - compiled
+    """:func:`_grouped_cll2` with the design rows' table entries stored (:meth:`SubsetDesign.group_keys`; relative
+    to ``off``, :attr:`SubsetGroups.key_offsets`, unless it is None: numba compiles each case apart): the same sums
+    in the same order, so the same numbers bit for bit, without finding the keys from the codes."""
     N = C1.shape[0]
     G = table_off.shape[0] - 1
     E = table_off[G]
@@ -907,21 +919,26 @@ def _keyed_cll2(keys, C1, csum, D, g, want_grad, chunk, tile, table_off, entry_s
         d = _class_scores(D, B)
         for grp in range(G):
             row = kb[grp]
-            off = table_off[grp]
-            for b in range(B):
-                d[b] += T[np.uint64(off + row[b])]
+            if off is None:
+                for b in range(B):
+                    d[b] += T[np.uint64(row[b])]
+            else:
+                base = off[grp]
+                for b in range(B):
+                    d[b] += T[np.uint64(base + row[b])]
         nll = _block_logistic(nll, d, C1, csum, b0, B, want_grad)
         if want_grad:
-            _tile_scatter(g, gt, kb, d, B, G, tile, table_off)
+            _tile_scatter(g, gt, kb, d, B, G, tile, off)
     if want_grad:
         _group_reduce(g, gt, table_off, entry_start, entry_n, entry_rows)
     return nll
 
 
 @numba.njit(cache=True, nogil=True)
-def _group_key_table(codes, chunk, attrs, strides, n_attrs, table_off, out):  # pragma: no cover - compiled
-    """``out[k, grp, b]``: the entry of design row ``k * chunk + b`` within group ``grp``'s combined table (what
-    :func:`_grouped_cll2` finds at every evaluation, less ``table_off[grp]``), block by block."""
+def _group_key_table(codes, chunk, attrs, strides, n_attrs, base, out):  # pragma: no cover - compiled
+    """``out[k, grp, b]``: ``base[grp]`` plus the entry of design row ``k * chunk + b`` within group ``grp``'s
+    combined table (``base`` the tables' offsets: what :func:`_grouped_cll2` finds at every evaluation; zeros: the
+    entries within each table), block by block."""
     N = codes.shape[0]
     G = n_attrs.shape[0]
     key = np.empty(chunk, dtype=np.int64)
@@ -930,7 +947,7 @@ def _group_key_table(codes, chunk, attrs, strides, n_attrs, table_off, out):  # 
         ct, _ = _block(codes, b0, B)
         kb = out[b0 // chunk]
         for grp in range(G):
-            _group_keys(key, ct, B, 0, attrs[grp], strides[grp], n_attrs[grp])
+            _group_keys(key, ct, B, base[grp], attrs[grp], strides[grp], n_attrs[grp])
             row = kb[grp]
             for b in range(B):
                 row[b] = key[b]
