@@ -332,7 +332,7 @@ def test_cpu_seconds_count_the_work_of_a_fit_not_its_waiting(monkeypatch, tmp_pa
     _run(tmp_path, models=[ModelSpec("NB", {"structure": "nb"})], datasets=("synth-nb",), rounds=2)
     df = load_results(tmp_path)
     assert len(df) == 4
-    assert (df["train_time"] >= 0.5).all() and (df["train_cpu"] >= 0.2).all() and (df["train_cpu"] < 0.4).all()
+    assert (df["train_time"] >= 0.5).all() and (df["train_cpu"] >= 0.2).all() and (df["train_cpu"] < 0.45).all()
     assert (df["test_time"] >= 0.2).all() and (df["test_cpu"] < 0.1).all()
     s = summarize(load_results(tmp_path))
     assert s["train_cpu"].iloc[0] == pytest.approx(df["train_cpu"].mean())
