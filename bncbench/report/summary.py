@@ -170,9 +170,8 @@ def summarize(records: pd.DataFrame | str, *, correction: bool = False,
             f"records of different configurations share the label {d['model']!r} on {d['dataset']!r} "
             f"(round {d['round']}, fold {d['fold']}); give them different labels or experiment names"
         )
-    core = {m.name for m in METRIC_TABLE if m.core}
-    means = [m for m in FOLD_MEANS if m in core or m in records]  # a model's property: where a record has it
-    stds = [m for m in FOLD_STD if m in core or m in records]
+    means = [m for m in FOLD_MEANS if m in METRICS or m in records]  # a model's property: where a record has it
+    stds = [m for m in FOLD_STD if m in METRICS or m in records]
     rows = []
     for (dataset, model), g in records.groupby(["dataset", "model"], sort=False):
         ok = g[g["status"] == "ok"]
