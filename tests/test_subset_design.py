@@ -559,6 +559,7 @@ def test_group_keys_stored_from_the_second_evaluation(problem, monkeypatch):
     assert design.group_keys(grp, 64) is None
     keys = design.group_keys(grp, 64)
     assert grp.key_offsets is None  # at most 65,536 entries in all: keys in the concatenated tables
+    assert grp.key_dtype == np.uint16
     assert keys.dtype == np.uint16 and keys.shape == (-(-design.n // 64), grp.n_groups, 64 + sd.TABLE_PAD)
     np.testing.assert_array_equal(keys, _key_table(design, grp, 64, np.int32))
     assert design.group_keys(grp, 64) is keys
@@ -586,6 +587,7 @@ def test_stored_keys_are_uint16_within_their_group_whatever_the_tables_total(mon
     layout, gen = factor_layout(scorer, X, "weighted")[:2]
     grp = layout.design(X).combined()
     assert grp is not None and grp.table_off[-1] > 2**16
+    assert grp.key_dtype == np.uint16 and np.diff(grp.table_off).max() <= 2**16
     ((keys, *args),) = _evaluated_twice(monkeypatch, layout, gen, X, y)
     assert keys.dtype == np.uint16 and np.array_equal(args[-1], grp.table_off)  # relative to the groups' offsets
     sizes = np.diff(grp.table_off)

@@ -271,9 +271,7 @@ class SubsetDesign:
             return None
         if self._keys[1] is None and not self._keys[2]:
             n_blocks = -(-self.n // int(chunk))
-            off = groups.key_offsets
-            span = int(groups.table_off[-1]) if off is None else int(np.diff(off).max(initial=0))
-            dtype = np.uint16 if span <= 2**16 else np.int32
+            off, dtype = groups.key_offsets, groups.key_dtype
             shape = (n_blocks, groups.n_groups, int(chunk) + TABLE_PAD)
             keys = None
             if np.prod(shape, dtype=np.float64) * np.dtype(dtype).itemsize <= KEY_BUDGET:
@@ -760,6 +758,14 @@ class SubsetGroups:
         :data:`GROUP_KEYS` keeps it; the kernel adds the group's offset: on adult's A2JE, whose keys fit either way,
         the global keys are about 0.85x the time of a fit)."""
         return None if int(self.table_off[-1]) <= 2**16 else self.table_off
+
+    @property
+    def key_dtype(self) -> np.dtype:
+        """The dtype of a stored key: uint16 while every key relative to :attr:`key_offsets` is below 65,536 (all
+        tables together, or the largest group's), else int32."""
+        off = self.key_offsets
+        span = int(self.table_off[-1]) if off is None else int(np.diff(off).max(initial=0))
+        return np.dtype(np.uint16 if span <= 2**16 else np.int32)
 
     def arrays(self) -> tuple:
         """The arrays :func:`_grouped_cll2` and :func:`_grouped_cll` read after their block arguments."""
