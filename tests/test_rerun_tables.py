@@ -1,5 +1,7 @@
 """docs/reproductions/zaidi_dbl_rerun_tables.py: Tables 2-6 and §6.3's counts from a store, on hand-made records."""
 
+import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,6 +12,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "docs" / "reproductions"))
 import zaidi_dbl_rerun_tables as rt  # noqa: E402
+from conftest import data_dir_or_skip, run_cli  # noqa: E402
+
+STORE2 = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "store2"
 
 # (dataset, model) -> (0-1 loss, folds, mean iterations); d4 is Big (200,000 rows)
 CELLS = {
@@ -90,3 +95,74 @@ def test_tables5_6_paper_beside_ours(summary):
     row = t[(t.dataset == "census-income") & (t.metric == "zero_one") & (t.model == "DBL2")].iloc[0]
     assert row.paper == 0.0686 and row.folds == 0 and np.isnan(row.ours)
     assert len(t) == 4 * 2 * 9
+
+
+def _sup_rows(cells: dict) -> pd.DataFrame:
+    """An earlier summary.csv of the script: (dataset, model) -> (0-1 loss, folds, mean iterations)."""
+    rows = [{"dataset": d, "model": m, "n_ok": folds, "n_failed": 0, "complete": folds >= 10,
+             "n_instances": ROWS.get(d, 400), "big": False, "zero_one": loss, "rmse": loss, "bias": loss,
+             "variance": loss, "train_time": 2.0, "test_time": 0.01, "n_iter": it, "n_parameters": 10.0}
+            for (d, m), (loss, folds, it) in cells.items()]
+    return pd.DataFrame(rows)
+
+
+def test_supplement_fills_the_pairs_the_store_lacks(summary, tmp_path):
+    path = tmp_path / "summary.csv"
+    _sup_rows({("d3", "LR2"): (0.15, 10, 40),          # the store has 9 folds: the supplement's 10 win
+               ("d1", "DBL2"): (0.99, 10, 1),          # as many folds as the store's: the store's stays
+               ("d5", "DBL2"): (0.30, 10, 60), ("d5", "LR2"): (0.30, 10, 30),
+               ("d5", "XX"): (0.5, 10, 5)}).to_csv(path, index=False)   # not a model of the experiment
+    s = rt.supplement(summary, path, ["DBL2", "LR2", "A2JE"], min_folds=10, big_threshold=100_000)
+    s = s.set_index(["dataset", "model"])
+    assert s.loc[("d3", "LR2"), "zero_one"] == 0.15 and s.loc[("d3", "LR2"), "complete"]
+    assert s.loc[("d3", "LR2"), rt.SOURCE] == str(path) and s.loc[("d1", "DBL2"), rt.SOURCE] == rt.RECORDS
+    assert s.loc[("d1", "DBL2"), "zero_one"] == 0.10 and ("d5", "XX") not in s.index
+    assert len(s) == len(CELLS) + 2 and not s.index.duplicated().any()
+    per, summ = rt.convergence(records(), s.reset_index(), {"Little": ["d1", "d2", "d3", "d5"], "Big": ["d4"]})
+    pair = per.set_index("dataset")
+    assert sorted(pair.index) == ["d1", "d2", "d3", "d4", "d5"]
+    # d3: DBL2's means from the store's summary, LR2's from the supplement; d5 all from the supplement
+    assert (pair.loc["d3", "n_iter_w"], pair.loc["d3", "n_iter_other"]) == (90, 40)
+    assert (pair.loc["d5", "n_iter_w"], pair.loc["d5", "n_iter_other"], pair.loc["d5", "n_folds"]) == (60, 30, 10)
+    assert pair.loc["d1", "n_iter_other"] == 80                 # from the records
+    little = summ.set_index("subset").loc["Little"]
+    assert (little.iter_fewer, little.iter_more) == (2, 2)      # d1, d2 fewer; d3, d5 more
+
+
+def test_supplement_of_other_data_is_refused(summary, tmp_path):
+    path = tmp_path / "summary.csv"
+    _sup_rows({("d2", "LR2"): (0.1, 10, 5)}).assign(n_instances=201).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="d2 has 200 rows in the store but 201"):
+        rt.supplement(summary, path, ["LR2"], min_folds=10, big_threshold=100_000)
+    path.write_text("dataset,model\nd1,LR2\n")
+    with pytest.raises(ValueError, match="not a summary.csv of this script"):
+        rt.supplement(summary, path, ["LR2"], min_folds=10, big_threshold=100_000)
+
+
+def test_the_lost_stores_summary_alone_gives_back_its_csvs(tmp_path):
+    """The store read on November 26, 2026 no longer exists; its committed summary gives back every CSV it wrote."""
+    old = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "store_nov26"
+    assert rt.main(["--supplement", str(old / "summary.csv"), "--out", str(tmp_path)]) == 0
+    for name in ("coverage", "wdl", "tables5_6", "convergence", "convergence_summary"):
+        assert (tmp_path / f"{name}.csv").read_bytes() == (old / f"{name}.csv").read_bytes(), name
+    s = pd.read_csv(tmp_path / "summary.csv")
+    assert s[rt.CPU].isna().all()                               # that store's records had no CPU seconds
+    pd.testing.assert_frame_equal(s.drop(columns=[rt.CPU, rt.SOURCE]), pd.read_csv(old / "summary.csv"))
+
+
+def test_the_committed_store_resumes(tmp_path):
+    """A run of zaidi_dbl into a copy of the committed store2 redoes none of its tasks: their keys are the experiment's."""
+    data_dir_or_skip()
+    recs = sorted((STORE2 / "records").glob("*/*/*.json"))
+    assert recs, "store2 holds no record"
+    ok = [json.loads(r.read_text()) for r in recs]
+    assert all(r["status"] == "ok" and r["model"] in ("DBL3", "LR3") for r in ok)
+    assert all(r.with_suffix(".npz").is_file() for r in recs)
+    shutil.copytree(STORE2, tmp_path / "zaidi_dbl")
+    datasets = sorted({r["dataset"] for r in ok})
+    res = run_cli(["run", "+experiment=zaidi_dbl", f"dataset.names=[{','.join(datasets)}]", "only=[DBL3,LR3]",
+                   f"results_dir={tmp_path}", "dry_run=true", "progress=false"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    total = 20 * len(datasets)
+    assert res.stdout.splitlines()[-1] == (f"tasks: {total} total, {len(ok)} already done, {total - len(ok)} pending "
+                                            "(dry run: nothing ran)")

@@ -3,7 +3,8 @@
 One command regenerates every number of ``docs/reproductions/zaidi_dbl.md``'s rerun with the
 authors' per-row penalty (``reg=rows``, issue 37)::
 
-    python docs/reproductions/zaidi_dbl_rerun_tables.py /work/results/zaidi_dbl
+    python docs/reproductions/zaidi_dbl_rerun_tables.py /work/results/zaidi_dbl \
+        --supplement docs/reproductions/zaidi_dbl_rerun/store_nov26/summary.csv
 
 It reads the store's records (read-only; a store still being written is fine: a (dataset, model)
 counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
@@ -29,8 +30,16 @@ counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
     / more time) than LRⁿ, the sign test of fewer against more, and the geometric means of the
     ratios DBLⁿ / LRⁿ.
 
-and prints a Markdown rendering of them (``tables.md`` in the same directory). Nothing here
-reads the committed report directories: the store is the only input.
+and prints a Markdown rendering of them (``tables.md`` in the same directory).
+
+``--supplement SUMMARY.csv`` adds the (dataset, model) pairs that the store does not have with
+every fold from an earlier ``summary.csv`` of this script, of a store that no longer exists (records
+do not survive a change of machine; a committed summary does). Every W-D-L cell, sign test and
+convergence ratio is computed from per-dataset means, so the tables are those of the union; a
+supplied pair's §6.3 row takes its means from the summary (both models have all their folds, so
+those are the means over the folds both ran). ``summary.csv`` names each pair's ``source``.
+Without a store, the supplement alone gives back the CSVs it was written with
+(``tests/test_zaidi_dbl_doc.py`` checks it on the committed ones).
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ sys.path.insert(0, str(HERE))
 
 import zaidi_dbl_paper as paper  # noqa: E402  (the paper's Tables 2-6)
 
-from bncbench.report.convergence import pair_iterations, pair_iterations_summary  # noqa: E402
+from bncbench.report.convergence import PAIR_COLUMNS, pair_iterations, pair_iterations_summary  # noqa: E402
 from bncbench.report.stats import sign_test, wdl_table  # noqa: E402
 from bncbench.harness.store import load_results  # noqa: E402
 from bncbench.report.summary import summarize  # noqa: E402
@@ -60,16 +69,68 @@ WDL_METRICS = ("bias", "variance", "zero_one", "rmse", "train_time")
 CONVERGENCE_PAIRS = [("DBL1", "LR1"), ("DBL2", "LR2"), ("DBL3", "LR3")]
 
 
-def complete_summary(records: pd.DataFrame, min_folds: int, big_threshold: int) -> pd.DataFrame:
-    """The per-(dataset, model) summary, ``complete`` where the pair has ``min_folds`` successful folds."""
-    s = summarize(records.drop(columns=["trace"], errors="ignore"))
-    it = records[records["status"] == "ok"].groupby(["dataset", "model"])["n_iter"].mean().rename("n_iter")
-    s = s.merge(it.reset_index(), on=["dataset", "model"], how="left")
+COLUMNS = ["dataset", "model", "n_ok", "n_failed", "complete", "n_instances", "big", "zero_one", "rmse", "bias",
+           "variance", "train_time", "test_time", "n_iter", "n_parameters"]
+"""``summary.csv``'s columns (then :data:`CPU` and :data:`SOURCE`)."""
+CPU = "train_cpu"
+"""``summary.csv``'s mean CPU seconds of a fit, where every fold has them (records since commit 45874cd); empty
+for a supplied pair."""
+SOURCE = "source"
+"""``summary.csv``'s column naming where a pair's means come from: ``records`` (the store) or the supplement."""
+RECORDS = "records"
+
+
+def _flags(s: pd.DataFrame, min_folds: int, big_threshold: int) -> pd.DataFrame:
+    s = s.copy()
     s["big"] = s["n_instances"] > big_threshold
     s["complete"] = (s["n_ok"] >= min_folds) & (s["n_failed"].fillna(0) == 0)
-    cols = ["dataset", "model", "n_ok", "n_failed", "complete", "n_instances", "big", "zero_one", "rmse", "bias",
-            "variance", "train_time", "test_time", "n_iter", "n_parameters"]
-    return s[cols].sort_values(["big", "dataset", "model"]).reset_index(drop=True)
+    return s
+
+
+def complete_summary(records: pd.DataFrame, min_folds: int, big_threshold: int) -> pd.DataFrame:
+    """The per-(dataset, model) summary, ``complete`` where the pair has ``min_folds`` successful folds."""
+    if records.empty:
+        return pd.DataFrame(columns=COLUMNS + [CPU, SOURCE])
+    s = summarize(records.drop(columns=["trace"], errors="ignore"))
+    it = records[records["status"] == "ok"].groupby(["dataset", "model"])["n_iter"].mean().rename("n_iter")
+    s = _flags(s.merge(it.reset_index(), on=["dataset", "model"], how="left"), min_folds, big_threshold)
+    s = s.reindex(columns=COLUMNS + [CPU])
+    return s.assign(**{SOURCE: RECORDS}).sort_values(["big", "dataset", "model"]).reset_index(drop=True)
+
+
+def supplement(s: pd.DataFrame, path: Path, models: list[str], min_folds: int, big_threshold: int) -> pd.DataFrame:
+    """``s`` with the rows of an earlier ``summary.csv`` of this script for the pairs it has with fewer folds.
+
+    A pair of the supplement replaces the store's when it has more successful folds (the store's
+    has none: it is added). Only the experiment's models are taken. The supplement's ``source``
+    (if it has one, and it is not ``records``) is kept, else it is ``path``'s name as given.
+
+    Raises
+    ------
+    ValueError
+        If the file lacks a column of :data:`COLUMNS`, or a dataset has another number of rows in it
+        than in the store (not the same data).
+    """
+    sup = pd.read_csv(path)
+    lacking = [c for c in COLUMNS if c not in sup]
+    if lacking:
+        raise ValueError(f"{path} is not a summary.csv of this script: no column {', '.join(lacking)}")
+    sup = _flags(sup[sup["model"].isin(models)], min_folds, big_threshold)
+    ours = s.groupby("dataset")["n_instances"].first()
+    theirs = sup.groupby("dataset")["n_instances"].first()
+    for d in ours.index.intersection(theirs.index):
+        if ours[d] != theirs[d]:
+            raise ValueError(f"dataset {d} has {ours[d]} rows in the store but {theirs[d]} in {path}: not the same data")
+    name = str(path)
+    src = sup[SOURCE].where(sup[SOURCE].notna() & (sup[SOURCE] != RECORDS), name) if SOURCE in sup else name
+    sup = sup.reindex(columns=COLUMNS + [CPU]).assign(**{SOURCE: src})
+    have = s.set_index(["dataset", "model"])["n_ok"]
+    offered = sup.set_index(["dataset", "model"])["n_ok"]
+    better = (offered > have.reindex(offered.index).fillna(-1)).to_numpy()
+    keep = ~s.set_index(["dataset", "model"]).index.isin(offered.index[better])
+    out = pd.concat([f for f in (s[keep], sup[better]) if len(f)], ignore_index=True)
+    out[["big", "complete"]] = out[["big", "complete"]].astype(bool)
+    return out.sort_values(["big", "dataset", "model"]).reset_index(drop=True)
 
 
 def coverage(s: pd.DataFrame, models: list[str]) -> pd.DataFrame:
@@ -125,11 +186,27 @@ def tables5_6(s: pd.DataFrame) -> pd.DataFrame:
 def convergence(records: pd.DataFrame, s: pd.DataFrame, subsets: dict[str, list[str]]) -> tuple[pd.DataFrame,
                                                                                                pd.DataFrame]:
     """Figs. 11-14's per-dataset iterations and times of DBLⁿ and LRⁿ, and their per-subset summary."""
-    complete = set(map(tuple, s.loc[s["complete"], ["dataset", "model"]].to_numpy()))
-    per = pair_iterations(records, CONVERGENCE_PAIRS)
-    keep = [((d, w) in complete) and ((d, o) in complete)
+    c = s[s["complete"]]
+    stored = set(map(tuple, c.loc[c[SOURCE] == RECORDS, ["dataset", "model"]].to_numpy()))
+    per = pair_iterations(records, CONVERGENCE_PAIRS) if len(records) else pd.DataFrame(columns=PAIR_COLUMNS)
+    keep = [((d, w) in stored) and ((d, o) in stored)
             for d, w, o in zip(per["dataset"], per["w_model"], per["other_model"])]
-    per = per[keep].reset_index(drop=True)
+    frames = [per[keep]]
+    # a pair with a supplied side: the summary's means (both models have all their folds)
+    means = c.set_index(["dataset", "model"])
+    for w, o in CONVERGENCE_PAIRS:
+        for d in sorted(set(c.loc[c["model"] == w, "dataset"]) & set(c.loc[c["model"] == o, "dataset"])):
+            if (d, w) in stored and (d, o) in stored:
+                continue
+            a, b = means.loc[(d, w)], means.loc[(d, o)]
+            frames.append(pd.DataFrame([{"dataset": d, "n_iter_w": a["n_iter"], "n_iter_other": b["n_iter"],
+                                         "train_time_w": a["train_time"], "train_time_other": b["train_time"],
+                                         "n_folds": int(min(a["n_ok"], b["n_ok"])), "w_model": w, "other_model": o}]))
+    order = {p: i for i, p in enumerate(CONVERGENCE_PAIRS)}
+    per = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    per = per.assign(_o=[order[(w, o)] for w, o in zip(per["w_model"], per["other_model"])])
+    per = per.sort_values(["_o", "dataset"]).drop(columns="_o").reset_index(drop=True)
+    per = per[list(PAIR_COLUMNS) + [col for col in per if col not in PAIR_COLUMNS]]
     summ = pair_iterations_summary(per, subsets)
     summ["iter_p"] = [sign_test(int(a), int(b)) for a, b in zip(summ["iter_fewer"], summ["iter_more"])]
     summ["time_p"] = [sign_test(int(a), int(b)) for a, b in zip(summ["time_less"], summ["time_more"])]
@@ -198,22 +275,37 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("store", type=Path, help="the zaidi_dbl results directory (records/ under it); read only")
+    ap.add_argument("store", type=Path, nargs="?", help="the zaidi_dbl results directory (records/ under it); read "
+                    "only; none: the supplement alone")
+    ap.add_argument("--supplement", type=Path, help="an earlier summary.csv of this script: the pairs the store lacks")
     ap.add_argument("--out", type=Path, default=OUT,
                     help=f"where the CSVs go (default {OUT.relative_to(HERE.parents[1])})")
     ap.add_argument("--experiment", type=Path, default=EXPERIMENT, help="the experiment YAML (its report tables)")
     ap.add_argument("--min-folds", type=int, default=10, help="folds a (dataset, model) needs to count (default 10)")
     ap.add_argument("--big-threshold", type=int, default=100_000, help="Big: more rows than this (the paper's)")
     args = ap.parse_args(argv)
-    if not (args.store / "records").is_dir():
+    if args.store is None and args.supplement is None:
+        print("error: give a store, a --supplement or both", file=sys.stderr)
+        return 2
+    if args.store is not None and not (args.store / "records").is_dir():
         print(f"error: no records/ under {args.store}", file=sys.stderr)
+        return 2
+    if args.supplement is not None and not args.supplement.is_file():
+        print(f"error: no such file: {args.supplement}", file=sys.stderr)
         return 2
     cfg = OmegaConf.to_container(OmegaConf.load(args.experiment), resolve=True)
     models = [m["label"] for m in cfg["models"]]
     tables = [(t["name"], [tuple(p.split(":")) for p in t["pairs"]]) for t in cfg["report"]["tables"]]
-    records = load_results(args.store)
-    records = records[records["model"].isin(models)]
+    records = load_results(args.store) if args.store is not None else pd.DataFrame()
+    if len(records):
+        records = records[records["model"].isin(models)]
     s = complete_summary(records, args.min_folds, args.big_threshold)
+    if args.supplement is not None:
+        try:
+            s = supplement(s, args.supplement, models, args.min_folds, args.big_threshold)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     subsets = {"Little": sorted(set(s.loc[~s["big"], "dataset"])), "Big": sorted(set(s.loc[s["big"], "dataset"])),
                "All": sorted(set(s["dataset"]))}
     cov = coverage(s, models)
