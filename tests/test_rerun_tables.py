@@ -1,4 +1,5 @@
-"""docs/reproductions/zaidi_dbl_rerun_tables.py: Tables 2-6 and §6.3's counts from a store, on hand-made records."""
+"""docs/reproductions/zaidi_dbl_rerun_tables.py: Tables 2-6 and §6.3's counts from a store, on hand-made records;
+and the committed stores: the lost store's summary gives back its CSVs, store2's records are the experiment's tasks."""
 
 import json
 import shutil
@@ -151,7 +152,8 @@ def test_the_lost_stores_summary_alone_gives_back_its_csvs(tmp_path):
 
 
 def test_the_committed_store_resumes(tmp_path):
-    """A run of zaidi_dbl into a copy of the committed store2 redoes none of its tasks: their keys are the experiment's."""
+    """A run of zaidi_dbl into a copy of the committed store2 redoes none of its tasks: their keys are the
+    experiment's."""
     data_dir_or_skip()
     recs = sorted((STORE2 / "records").glob("*/*/*.json"))
     assert recs, "store2 holds no record"

@@ -39,7 +39,7 @@ convergence ratio is computed from per-dataset means, so the tables are those of
 supplied pair's §6.3 row takes its means from the summary (both models have all their folds, so
 those are the means over the folds both ran). ``summary.csv`` names each pair's ``source``.
 Without a store, the supplement alone gives back the CSVs it was written with
-(``tests/test_zaidi_dbl_doc.py`` checks it on the committed ones).
+(``tests/test_rerun_tables.py`` checks it on the committed ones).
 """
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def supplement(s: pd.DataFrame, path: Path, models: list[str], min_folds: int, b
     theirs = sup.groupby("dataset")["n_instances"].first()
     for d in ours.index.intersection(theirs.index):
         if ours[d] != theirs[d]:
-            raise ValueError(f"dataset {d} has {ours[d]} rows in the store but {theirs[d]} in {path}: not the same data")
+            raise ValueError(f"dataset {d} has {ours[d]} rows in the store but {theirs[d]} in {path}: "
+                             "not the same data")
     name = str(path)
     src = sup[SOURCE].where(sup[SOURCE].notna() & (sup[SOURCE] != RECORDS), name) if SOURCE in sup else name
     sup = sup.reindex(columns=COLUMNS + [CPU]).assign(**{SOURCE: src})
