@@ -41,12 +41,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
+
+from bncbench.paths import conf_dir
 
 ANCHORS = Path(os.environ.get("BNCBENCH_ANCHORS_DIR", Path(__file__).resolve().parents[2] / "shared" / "anchors"))
 STRUCTURES = {"NB": ("-S NB", dict(structure="nb")), "TAN": ("-S TAN", dict(structure="tan_ebnc")),
               "KDB1": ("-S KDB -K 1", dict(structure="kdb_ebnc", k=1))}
-EBNC_OPTIONS = dict(stop="ebnc", gtol=1e-33, history=5, maxls=20, uniform_offset=True, maxiter=10000, maxfun=10**6)
-"""``conf/optimizer/lbfgs_ebnc.yaml``."""
+EBNC_OPTIONS = {k: v for k, v in yaml.safe_load((conf_dir() / "optimizer" / "lbfgs_ebnc.yaml").read_text()).items()
+                if k not in ("defaults", "label")}
+"""``conf/optimizer/lbfgs_ebnc.yaml``'s options (``stop`` is ``lbfgs``'s default, ``ebnc``)."""
 PARAMS = {"MAP": dict(), "dCCBN": dict(param="discriminative"), "wCCBN": dict(param="weighted"),
           "eCCBN": dict(param="ebnc_e")}
 

@@ -147,7 +147,8 @@ def test_optimizers_declare_their_own_defaults():
     common = {"blas_threads": 1, "backend": "numba", "compress": True, "two_class": True, "materialize": False,
               "combine_subsets": True, "patience": 10, "validation_seed": 0, "validation_start": "all"}
     nash = {"maxiter": 100, "reltol": np.sqrt(np.finfo(float).eps), "abstol": -np.inf}
-    assert declared_defaults("lbfgs") == {**declared_defaults("lbfgs", engine=False), **common, "maxls": 40}
+    assert declared_defaults("lbfgs") == {**declared_defaults("lbfgs", engine=False), **common, "maxls": 40,
+                                          "driver": "compact"}
     assert declared_defaults("sgd") == {**declared_defaults("sgd", engine=False), **common, "eps": 1e-8}
     assert declared_defaults("cg_nash") == {**common, **nash, "cg_type": 2, "parabola": "r"}
     assert declared_defaults("bfgs_nash") == {**declared_defaults("bfgs_nash", engine=False), **common, **nash}

@@ -65,8 +65,10 @@ def _kill_after(monkeypatch, n_evaluations):
 @pytest.mark.parametrize("kw", [{}, {"reg": "rows", "param": "discriminative", "init": "zeros",
                                      "optimizer_options": {"history": 5, "uniform_offset": True}}])
 def test_stepped_lbfgsb_is_minimize(toy, monkeypatch, kw):
-    """``lbfgs`` steps L-BFGS-B itself wherever it can (with or without a checkpoint): scipy's ``minimize``'s fit,
-    iterates, trace and evaluations, bit for bit (the defaults; the authors' penalty, memory and offset)."""
+    """``lbfgs`` with ``driver=setulb`` steps L-BFGS-B itself wherever it can (with or without a checkpoint):
+    scipy's ``minimize``'s fit, iterates, trace and evaluations, bit for bit (the defaults; the authors' penalty,
+    memory and offset)."""
+    kw = {**kw, "optimizer_options": {**kw.get("optimizer_options", {}), "driver": "setulb"}}
     with monkeypatch.context() as m:
         m.setattr(lbfgsb, "available", lambda: False)  # scipy's minimize
         ref = _fit(toy, **kw)
@@ -79,18 +81,45 @@ def test_stepped_lbfgsb_is_minimize(toy, monkeypatch, kw):
     _same_fit(ours, ref, toy[0])
 
 
-@pytest.mark.parametrize("kill_at", [3, 17, 40])
-def test_killed_fit_goes_on_to_the_same_end(toy, tmp_path, monkeypatch, kill_at):
-    ref = _fit(toy)
+def test_the_compact_driver_ends_where_setulb_ends(toy):
+    """The default driver against ``setulb`` on DBL²: the trace's objective equal to rounding over the first 20
+    iterations, then the same end to 1e-6 (factr 1e7 stops on 2e-9 relative progress in one iteration; a slow fit
+    that stops there is further from its optimum, and the two paths stop at different places of that slope)."""
+    a, b = _fit(toy), _fit(toy, optimizer_options={"driver": "setulb"})
+    obj_a, obj_b = (np.array([r["obj"] for r in m.trace_]) for m in (a, b))
+    np.testing.assert_allclose(obj_a[:21], obj_b[:21], rtol=1e-12)
+    assert abs(a.n_iter_ - b.n_iter_) <= 0.1 * b.n_iter_
+    np.testing.assert_allclose(obj_a[-1], obj_b[-1], rtol=1e-6)
+    np.testing.assert_allclose(a.predict_proba(toy[0]), b.predict_proba(toy[0]), atol=1e-3)  # (max 1.8e-4 seen)
+    np.testing.assert_array_equal(a.predict(toy[0]), b.predict(toy[0]))
+
+
+def test_a_state_saved_by_the_other_driver_is_left_aside(toy, tmp_path, monkeypatch, capsys):
+    prefix = tmp_path / "r0f0-key"
+    _kill_after(monkeypatch, 12)
+    with pytest.raises(Killed), checkpoint.fit_checkpoint(prefix, every=0.0):
+        _fit(toy, optimizer_options={"driver": "setulb"})
+    monkeypatch.undo()
+    with checkpoint.fit_checkpoint(prefix, every=0.0) as ck:
+        got = _fit(toy)
+    assert ck.resumed == [] and "is of another fit" in capsys.readouterr().err
+    _same_fit(got, _fit(toy), toy[0])
+
+
+@pytest.mark.parametrize(("kill_at", "driver"), [(3, "compact"), (17, "compact"), (40, "compact"), (17, "setulb")])
+def test_killed_fit_goes_on_to_the_same_end(toy, tmp_path, monkeypatch, kill_at, driver):
+    """Either driver's saved state (the default ``compact``'s and ``setulb``'s) gives back the uninterrupted fit."""
+    kw = {"optimizer_options": {"driver": driver}}
+    ref = _fit(toy, **kw)
     prefix = tmp_path / "r0f0-key"
     _kill_after(monkeypatch, kill_at)
     with pytest.raises(Killed), checkpoint.fit_checkpoint(prefix, every=0.0):
-        _fit(toy)
+        _fit(toy, **kw)
     monkeypatch.undo()
     saved = list(tmp_path.glob("r0f0-key.fit*.npz"))
     assert [p.name for p in saved] == ["r0f0-key.fit0.npz"]
     with checkpoint.fit_checkpoint(prefix, every=0.0) as ck:
-        got = _fit(toy)
+        got = _fit(toy, **kw)
     assert len(ck.resumed) == 1 and 0 < ck.resumed[0] < ref.n_iter_ and ck.credited > 0 and ck.credited_cpu > 0
     _same_fit(got, ref, toy[0])
     assert got.n_fev_ == ref.n_fev_
@@ -127,7 +156,7 @@ def test_file_of_another_fit_is_left_aside(toy, tmp_path, monkeypatch, capsys):
 def test_saves_every_interval_only(tmp_path):
     now = {"t": 0.0}
     ck = checkpoint.FitCheckpoint(tmp_path / "p", every=60.0, clock=lambda: now["t"])
-    saver = ck.begin("fp")
+    saver = ck.begin("fp", lbfgsb.State)
     state = lbfgsb.State.start(np.zeros(3), 2)
     saved = []
     for t in (10.0, 59.0, 61.0, 100.0, 122.0):
@@ -283,7 +312,7 @@ def test_a_save_that_fails_leaves_the_fit_going_and_is_tried_again(toy, tmp_path
     monkeypatch.undo()
     err = capsys.readouterr().err
     assert err.count("cannot save the checkpoint") == 1 and "No space left on device" in err
-    assert calls["n"] == got.n_iter_  # every iteration tried, the first two in vain
+    assert calls["n"] == got.n_iter_ - 1  # every iteration but the last (the fit's end) tried, the first two in vain
     _same_fit(got, _fit(toy), toy[0])
     assert [p.name for p in tmp_path.glob("r0f0-key.fit*.npz")] == ["r0f0-key.fit0.npz"]  # later saves wrote it
 

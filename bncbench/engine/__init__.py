@@ -9,7 +9,9 @@
 ``params``   parameter maps (discriminative, extended, weighted levels 1-4);
 ``problem``  objective = NLL + regularization, with evaluation counting;
 ``optim``    traced optimizers (registered in ``bncbench.components.OPTIMIZERS``);
-``lbfgsb``   scipy's L-BFGS-B stepped with its state in hand, which
+``lbfgs_compact``  L-BFGS-B's unbounded iteration with its memory as the
+             compact inverse (``lbfgs``'s default driver);
+``lbfgsb``   scipy's L-BFGS-B stepped with its state in hand; either state
 ``checkpoint`` saves during long fits and resumes exactly.
 
 See ``docs/engine.md``; the estimator-facing entry point is

@@ -3,7 +3,8 @@
 A DBL³ fold on census-income optimizes for hours (on one-hot covertype for days); a time limit,
 a preempted node or the end of a session used to cost the whole fold. Within
 :func:`fit_checkpoint` (the runner's tasks, ``checkpoint_every``), :func:`bncbench.engine.optim.lbfgs`
-saves L-BFGS-B's whole state (:class:`bncbench.engine.lbfgsb.State`), the trace so far and the
+saves L-BFGS-B's whole state (its driver's: :class:`bncbench.engine.lbfgs_compact.State` or
+:class:`bncbench.engine.lbfgsb.State`), the trace so far and the
 evaluation count every ``every`` seconds, at the end of an iteration, to
 ``<prefix>.fit<i>.npz`` (``i``: the fit's optimizations in order, from 0), written atomically.
 When the same task runs again, an optimization whose file is there and was saved by the same
@@ -13,12 +14,12 @@ file keeps a fingerprint of the starting point, the optimizer's settings, the ob
 there (computed again, one evaluation) and scipy's version; a file that does not match is left
 aside with one line on stderr and the fit starts afresh (it then overwrites it).
 
-What is saved costs about 28.5 parameter vectors (``setulb``'s work array of ``2 m + 5`` = 25 for
-L-BFGS's 10 correction pairs, its integer work array, the iterate and the gradient): 84 MB for
-DBL³ on connect-4, about 2.4 GB on census-income; at the default of one save every 30 minutes
-that is seconds an hour. A save that cannot be written (a full disk) is skipped with one line
-and tried again at the next interval; the fit goes on. The runner removes the files once the
-task's record is written.
+What is saved costs about 22 parameter vectors with the default driver (the 10 correction pairs'
+``s`` and ``y``, the iterate and the gradient; ``setulb``'s: about 28.5, its work array of ``2 m + 5``
+vectors and its integer work array): about 65 MB for DBL³ on connect-4, 1.9 GB on census-income; at the
+default of one save every 30 minutes that is seconds an hour. A save that cannot be written (a full disk)
+is skipped with one line and tried again at the next interval; the fit goes on. The runner removes the
+files once the task's record is written.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from pathlib import Path
 
 import numpy as np
 
-from bncbench.engine.lbfgsb import State
 
 EVERY = 1800.0
 """Seconds between saves, unless a run says otherwise (the run config's ``checkpoint_every``)."""
@@ -118,13 +118,16 @@ class FitCheckpoint:
         for p in self.files():
             p.unlink(missing_ok=True)
 
-    def begin(self, fingerprint: str) -> "Saver":
+    def begin(self, fingerprint: str, state_class) -> "Saver":
         """Start the next optimization: its saver, with the saved state if its file matches.
 
         Parameters
         ----------
         fingerprint : str
             :func:`fingerprint` of the optimization.
+        state_class : type
+            Its driver's state (:class:`bncbench.engine.lbfgs_compact.State` or
+            :class:`bncbench.engine.lbfgsb.State`): what a saved file is read back as.
 
         Returns
         -------
@@ -132,7 +135,7 @@ class FitCheckpoint:
         """
         i, self._next = self._next, self._next + 1
         saver = Saver(self, self.path(i), fingerprint)
-        saver.load()
+        saver.load(state_class)
         return saver
 
 
@@ -143,7 +146,7 @@ class Saver:
 
     Attributes
     ----------
-    state : State or None
+    state : lbfgs_compact.State, lbfgsb.State or None
         The saved L-BFGS-B state to go on from (``None``: start afresh).
     trace : list of dict
         The saved trace (empty when starting afresh).
@@ -164,8 +167,8 @@ class Saver:
         self._last = owner.clock()
         self._failed = False  # a save failed (said once)
 
-    def load(self) -> None:
-        """Read the file if it exists and matches (else leave it aside with one line on stderr)."""
+    def load(self, state_class) -> None:
+        """Read the file as a ``state_class`` if it exists and matches (else leave it aside with one line on stderr)."""
         if not self.path.exists():
             return
         try:
@@ -174,7 +177,7 @@ class Saver:
                     _say(f"{self.owner.label}: checkpoint {self.path.name} is of another fit (other code, "
                          "settings or data); starting afresh")
                     return
-                state = State.from_arrays(z)
+                state = state_class.from_arrays(z)
                 trace, n_fev, elapsed = json.loads(str(z["trace"])), int(z["n_fev"]), float(z["elapsed"])
                 cpu = float(z["cpu"]) if "cpu" in z.files else None
                 earlier = z["resumed"] if "resumed" in z.files else ()  # (not in this session's first files)
@@ -191,12 +194,12 @@ class Saver:
         _say(f"{self.owner.label}: going on from the checkpoint at iteration {state.n_iter} "
              f"({elapsed / 60:.1f} min of optimizing before)")
 
-    def maybe_save(self, state: State, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
+    def maybe_save(self, state, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
         """Save the state if ``every`` seconds have passed since the start or the last save.
 
         Parameters
         ----------
-        state : State
+        state : lbfgs_compact.State or lbfgsb.State
             The optimizer's state at the end of an iteration.
         trace : list of dict
             The trace up to this iteration.

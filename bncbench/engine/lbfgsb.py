@@ -81,6 +81,16 @@ class State:
                    iwa=np.zeros(3 * n, np.int32), task=np.zeros(2, np.int32), ln_task=np.zeros(2, np.int32),
                    lsave=np.zeros(4, np.int32), isave=np.zeros(44, np.int32), dsave=np.zeros(29))
 
+    @property
+    def done(self) -> bool:
+        """Whether the fit ends with this iteration (``maxiter`` or ``maxfun``; the other tests come at the next step).
+
+        Returns
+        -------
+        bool
+        """
+        return int(self.task[0]) == STOP
+
     def arrays(self) -> dict:
         """Field name to value, the scalars as 0-d arrays (what :func:`numpy.savez` takes).
 

@@ -21,6 +21,11 @@ registration (:func:`declared_defaults`; ``python -m bncbench components`` lists
               3.0's Fortran, which the EBNC code runs).
 ``uniform_offset``  L-BFGS: minimize NLL − N ln nc (the EBNC code's objective; only
               the relative stopping test changes; default false).
+``driver``    L-BFGS (speed only): ``"compact"`` (default; L-BFGS-B's iteration with its
+              memory as the compact inverse, :mod:`bncbench.engine.lbfgs_compact`: two passes
+              over the correction pairs an iteration where scipy's ``setulb`` makes about six;
+              iterates equal to rounding) or ``"setulb"`` (scipy's routine,
+              :mod:`bncbench.engine.lbfgsb`: ``minimize``'s iterates bit for bit).
 ``xtol``      CGB: Brent's relative precision (default 2e-4, Feelders & Ivanovs).
 ``method``    sgd: ``"adagrad"`` (default) or ``"sgd"``; ``lr`` (default 0.1),
               ``batch_size`` (default 256), ``seed`` (0); ``maxiter`` =
@@ -84,7 +89,7 @@ from scipy.optimize import minimize, minimize_scalar
 from sklearn.utils._param_validation import Interval
 
 from bncbench.components import OPTIMIZERS
-from bncbench.engine import checkpoint, lbfgsb, nash
+from bncbench.engine import checkpoint, lbfgs_compact, lbfgsb, nash
 from bncbench.engine.loss import ENGINE_OPTIONS
 from bncbench.engine.problem import Problem
 from bncbench.engine.validation import KEYS as VALIDATION_KEYS
@@ -94,6 +99,8 @@ from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer, options
 
 EPS = float(np.finfo(float).eps)
+DRIVERS = ("compact", "setulb")
+"""L-BFGS's drivers (option ``driver``): :mod:`bncbench.engine.lbfgs_compact`, :mod:`bncbench.engine.lbfgsb`."""
 STOPS = {
     "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
@@ -220,7 +227,7 @@ def _settings(opts: dict, extra: dict) -> dict:
 
 
 def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarray, list[dict], int]:
-    """L-BFGS (scipy's L-BFGS-B), the papers' optimizer.
+    """L-BFGS-B without bounds (scipy's, or its iteration with the compact inverse), the papers' optimizer.
 
     Parameters
     ----------
@@ -229,9 +236,9 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     x0 : ndarray of shape (n_params,)
         Starting point (float).
     opts : dict or None
-        ``stop``, ``ftol``, ``gtol``, ``maxiter``, ``history`` (memory, default 10), ``maxls`` (default 40), ``uniform_offset``
-        (stop on NLL − N ln nc) and ``maxfun``
-        (evaluation limit, default ``20 * max(maxiter, 1)``); engine options are ignored.
+        ``stop``, ``ftol``, ``gtol``, ``maxiter``, ``history`` (memory, default 10), ``maxls`` (default 40),
+        ``uniform_offset`` (stop on NLL − N ln nc), ``maxfun`` (evaluation limit, default
+        ``20 * max(maxiter, 1)``) and ``driver`` (``compact`` or ``setulb``); engine options are ignored.
 
     Returns
     -------
@@ -240,14 +247,15 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
     trace : list of dict
         The per-iteration trace, iteration 0 at ``x0``.
     n_iter : int
-        Iterations scipy reports.
+        Iterations (``minimize``'s ``nit``).
 
     Raises
     ------
     BNCBenchError
-        If an option or the stop rule is unknown, or ``maxiter`` is negative.
+        If an option, the stop rule or the driver is unknown, or ``maxiter`` is negative.
     """
-    s = _settings(opts, {"history": None, "maxfun": None, "uniform_offset": None, "maxls": None})  # declared
+    s = _settings(opts, {"history": None, "maxfun": None, "uniform_offset": None, "maxls": None,
+                         "driver": None})  # declared
     tr = Tracer(problem)
     fg = _offset(problem) if s["uniform_offset"] else problem.fg
     f0, _ = fg(x0)
@@ -256,8 +264,11 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
         return x0, tr.trace, 0
     options = {"maxiter": s["maxiter"], "ftol": s["ftol"], "gtol": s["gtol"], "maxcor": int(s["history"]),
                "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": int(s["maxls"])}
-    if lbfgsb.available():  # minimize's iterates bit for bit, without its wrappers' work per evaluation
-        return _lbfgs_stepped(problem, x0, f0, options, tr, checkpoint.active(), fg)
+    if s["driver"] not in DRIVERS:
+        raise BNCBenchError(f"unknown L-BFGS driver {s['driver']!r}; choose one of {', '.join(DRIVERS)}")
+    driver = lbfgs_compact if s["driver"] == "compact" else lbfgsb
+    if driver.available():  # (setulb: minimize's iterates bit for bit, without its wrappers' work per evaluation)
+        return _lbfgs_stepped(problem, x0, f0, options, tr, checkpoint.active(), fg, driver)
 
     def cb(intermediate_result):
         tr.record(intermediate_result.x)
@@ -282,31 +293,34 @@ def _offset(problem: Problem):
 
 
 def _lbfgs_stepped(problem: Problem, x0: np.ndarray, f0: float, options: dict, tr: Tracer,
-                   ck: "checkpoint.FitCheckpoint | None", fg=None) -> tuple[np.ndarray, list[dict], int]:
-    """:func:`lbfgs`'s L-BFGS-B stepped by :func:`bncbench.engine.lbfgsb.run`; with a checkpoint ``ck``, saved
-    every ``ck.every`` seconds and resumed from a matching save.
+                   ck: "checkpoint.FitCheckpoint | None", fg=None,
+                   driver=lbfgs_compact) -> tuple[np.ndarray, list[dict], int]:
+    """:func:`lbfgs`'s L-BFGS-B stepped by ``driver.run`` (:mod:`bncbench.engine.lbfgs_compact` or
+    :mod:`bncbench.engine.lbfgsb`); with a checkpoint ``ck``, saved every ``ck.every`` seconds and resumed
+    from a matching save.
 
-    The same iterates, trace (but its times) and ``n_iter`` as ``minimize`` gives (what
-    :func:`bncbench.engine.lbfgsb.available` checks once per process), whether or not the fit went on from a
-    checkpoint (:mod:`bncbench.engine.checkpoint`); without ``minimize``'s wrappers (0.2-0.4 ms of an adult LR²
-    evaluation in one comparison, ``docs/benchmarks.md``).
+    Whether or not the fit went on from a checkpoint (:mod:`bncbench.engine.checkpoint`), the same iterates,
+    trace (but its times) and ``n_iter``; with :mod:`~bncbench.engine.lbfgsb`, those ``minimize`` gives (what
+    :func:`bncbench.engine.lbfgsb.available` checks once per process), without ``minimize``'s wrappers (0.2-0.4 ms
+    of an adult LR² evaluation in one comparison, ``docs/benchmarks.md``).
     """
-    saver = None if ck is None else ck.begin(checkpoint.fingerprint(x0, f0, options))
+    settings = options if driver is lbfgsb else {**options, "driver": driver.__name__}  # setulb's saves: as before
+    saver = None if ck is None else ck.begin(checkpoint.fingerprint(x0, f0, settings), driver.State)
     if saver is not None and saver.state is not None:
         state = saver.state
         tr.trace, problem.n_fev = saver.trace, saver.n_fev
         tr.t0 -= saver.elapsed  # the trace's times go on from the saved run's
         tr.c0 = None if saver.cpu is None else tr.c0 - saver.cpu
     else:
-        state = lbfgsb.State.start(x0, options["maxcor"])
+        state = driver.State.start(x0, options["maxcor"])
 
     def on_iteration(st):
         tr.record(st.x)
-        if saver is not None and st.task[0] != lbfgsb.STOP:
+        if saver is not None and not st.done:
             saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0,
                              None if tr.c0 is None else time.process_time() - tr.c0)
 
-    state = lbfgsb.run(fg or problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
+    state = driver.run(fg or problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
                        maxls=options["maxls"], maxiter=options["maxiter"], maxfun=options["maxfun"],
                        on_iteration=on_iteration)
     return state.x, tr.trace, state.n_iter
@@ -670,7 +684,11 @@ OPTIMIZERS.register("lbfgs", label="", hyperparameters=_defaults((
     _option("maxls", int, [integer(1)], "line-search steps per iteration (L-BFGS-B 3.0's Fortran, which "
             "the EBNC code runs, stops at 20)", engine_default=40),
     _option("uniform_offset", bool, [bool], "stop on NLL - N ln nc, the EBNC code's objective (changes only the "
-            "relative stopping test; default false)")), stop="ebnc", history=10))(lbfgs)
+            "relative stopping test; default false)"),
+    _option("driver", str, [options(DRIVERS)], "L-BFGS-B's iteration (speed only): compact (its memory as the "
+            "compact inverse, two passes over the pairs an iteration; iterates equal to rounding) or setulb "
+            "(scipy's routine: minimize's iterates bit for bit)", engine_default=DRIVERS[0])),
+    stop="ebnc", history=10))(lbfgs)
 OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_defaults(_COMMON, stop="ebnc"))(cg)
 OPTIMIZERS.register("cgb", label=" [CGB]", hyperparameters=_defaults((
     *_COMMON, _option("xtol", float, [finite(0.0)], "Brent's relative precision")), stop="ebnc", xtol=0.0002))(cgb)
