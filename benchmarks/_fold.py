@@ -16,6 +16,9 @@ from pathlib import Path
 PATH_LINE = f"import sys; sys.path.insert(1, {str(Path(__file__).resolve().parent)!r})\n"
 """The first line of a child's code: this directory on its ``sys.path`` (after ``-c``'s working directory)."""
 
+THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+"""The environment of a single-threaded child: numba, OpenMP and BLAS with one thread each."""
+
 
 def capped(task, maxiter: int | None):
     """``task`` with its optimizer stopped after ``maxiter`` iterations (a model without one: unchanged).

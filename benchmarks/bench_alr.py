@@ -66,6 +66,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _fold import THREADS  # this script's directory is on sys.path
 
 MODELS = {"DBL2": ("weighted", "wCCBN"), "LR2": ("discriminative", "dCCBN")}
 LAM = 0.01
@@ -77,7 +78,6 @@ RECORDED = {  # the authors' whole adult fits (docs/benchmarks.md, "DBL² and LR
     ("adult", "LR2"): {"objective": 11701.6228, "n_iter": 3600, "optimizer_cpu": 195.7},
 }
 """Their final penalized objective (offset removed), iterations and optimizer CPU seconds (``--recorded``)."""
-THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 
 OURS = r"""
 import json, sys, time

@@ -29,9 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _fold import PATH_LINE  # this script's directory is on sys.path
-
-THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+from _fold import PATH_LINE, THREADS  # this script's directory is on sys.path
 
 CHILD = PATH_LINE + r"""
 import json, sys, time

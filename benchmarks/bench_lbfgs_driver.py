@@ -26,9 +26,8 @@ import statistics
 import subprocess
 import sys
 
-from _fold import PATH_LINE  # this script's directory is on sys.path
+from _fold import PATH_LINE, THREADS  # this script's directory is on sys.path
 
-THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 CASES = {  # label: (dataset, model of conf/experiment/zaidi_dbl.yaml, maxiter)
     "satellite DBL3": ("satellite", "DBL3", 10),
     "syncon DBL3": ("syncon", "DBL3", 20),

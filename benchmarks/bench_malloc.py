@@ -24,9 +24,8 @@ import statistics
 import subprocess
 import sys
 
-from _fold import PATH_LINE  # this script's directory is on sys.path
+from _fold import PATH_LINE, THREADS  # this script's directory is on sys.path
 
-THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 CASES = {  # label: (dataset, model of conf/experiment/zaidi_dbl.yaml, maxiter)
     "syncon DBL3": ("syncon", "DBL3", 20),
     "letter LR3": ("letter", "LR3", 10),

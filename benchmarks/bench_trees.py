@@ -25,9 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _fold import PATH_LINE  # this script's directory is on sys.path
-
-THREADS = {k: "1" for k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+from _fold import PATH_LINE, THREADS  # this script's directory is on sys.path
 
 CHILD = PATH_LINE + r"""
 import hashlib, json, resource, sys

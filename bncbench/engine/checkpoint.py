@@ -30,9 +30,42 @@ import json
 import sys
 import time
 import zipfile
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
+
+
+class SavedState:
+    """What makes a driver's state (a dataclass of arrays and scalars) a checkpoint's: :meth:`arrays` and
+    :meth:`from_arrays`, its fields by name, the scalars (fields declared ``float`` or ``int``) as 0-d arrays."""
+
+    def arrays(self) -> dict:
+        """Field name to value, the scalars as 0-d arrays (what :func:`numpy.savez` takes).
+
+        Returns
+        -------
+        dict of str to ndarray
+        """
+        return {f.name: np.asarray(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_arrays(cls, arrays):
+        """The state :meth:`arrays` gave, read back (from a mapping such as an open ``.npz``).
+
+        Parameters
+        ----------
+        arrays : mapping of str to ndarray
+            A file's arrays are new: they are taken, not copied.
+
+        Returns
+        -------
+        SavedState
+            An instance of the class it is called on.
+        """
+        scalar = {"float": float, "int": int}
+        return cls(**{f.name: scalar[f.type](arrays[f.name]) if f.type in scalar else np.asarray(arrays[f.name])
+                      for f in fields(cls)})
 
 
 EVERY = 1800.0

@@ -20,11 +20,13 @@ fewer iterations (``tests/test_lbfgs_compact.py`` compares the two).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 from scipy.linalg import solve_triangular
+
+from bncbench.engine.checkpoint import SavedState
 
 EPS = float(np.finfo(np.float64).eps)
 FTOL, GTOL, XTOL = 1e-3, 0.9, 0.1  # L-BFGS-B's line search (lnsrlb)
@@ -34,7 +36,7 @@ RUNNING, CONVERGED, REL_REDUCTION, MAXITER, MAXFUN, ABNORMAL = 0, 1, 2, 3, 4, 5
 
 
 @dataclass
-class State:
+class State(SavedState):
     """What the iteration carries from one step to the next (at the end of an iteration).
 
     Attributes
@@ -99,33 +101,6 @@ class State:
         bool
         """
         return self.status != RUNNING
-
-    def arrays(self) -> dict:
-        """Field name to value, the scalars as 0-d arrays (what :func:`numpy.savez` takes).
-
-        Returns
-        -------
-        dict of str to ndarray
-        """
-        return {f.name: np.asarray(getattr(self, f.name)) for f in fields(self)}
-
-    @classmethod
-    def from_arrays(cls, arrays) -> "State":
-        """The state :meth:`arrays` gave, read back (from a mapping such as an open ``.npz``).
-
-        Parameters
-        ----------
-        arrays : mapping of str to ndarray
-
-        Returns
-        -------
-        State
-        """
-        values = {f.name: np.asarray(arrays[f.name]) for f in fields(cls)}
-        values["f"] = float(values["f"])
-        for k in ("head", "col", "n_iter", "nfev", "status"):
-            values[k] = int(values[k])
-        return cls(**values)
 
     def _rows(self) -> tuple[int, np.ndarray]:
         """The stored rows ``0..k-1`` (``k = col``: the ring fills from row 0 and turns only when full) and

@@ -19,17 +19,19 @@ checkpoint.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+
+from bncbench.engine.checkpoint import SavedState
 
 NEW_X, FG, START = 1, 3, 0  # scipy's task codes: an iteration ended / f and g wanted / start
 STOP, STOP_MAXITER, STOP_MAXFUN = 5, 504, 502  # task[0] 5 (stop), with the reason in task[1]
 
 
 @dataclass
-class State:
+class State(SavedState):
     """Everything L-BFGS-B carries from one step to the next.
 
     Attributes
@@ -90,32 +92,6 @@ class State:
         bool
         """
         return int(self.task[0]) == STOP
-
-    def arrays(self) -> dict:
-        """Field name to value, the scalars as 0-d arrays (what :func:`numpy.savez` takes).
-
-        Returns
-        -------
-        dict of str to ndarray
-        """
-        return {f.name: np.asarray(getattr(self, f.name)) for f in fields(self)}
-
-    @classmethod
-    def from_arrays(cls, arrays) -> "State":
-        """The state :meth:`arrays` gave, read back (from a mapping such as an open ``.npz``).
-
-        Parameters
-        ----------
-        arrays : mapping of str to ndarray
-
-        Returns
-        -------
-        State
-        """
-        values = {f.name: np.asarray(arrays[f.name]) for f in fields(cls)}  # a file's arrays are new: no copy
-        values["f"] = float(values["f"])
-        values["n_iter"], values["nfev"] = int(values["n_iter"]), int(values["nfev"])
-        return cls(**values)
 
 
 def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls: int, maxiter: int, maxfun: int,
