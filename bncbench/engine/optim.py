@@ -99,8 +99,8 @@ from bncbench.errors import BNCBenchError
 from bncbench.registry import Hyperparameter, finite, integer, options
 
 EPS = float(np.finfo(float).eps)
-DRIVERS = ("compact", "setulb")
-"""L-BFGS's drivers (option ``driver``): :mod:`bncbench.engine.lbfgs_compact`, :mod:`bncbench.engine.lbfgsb`."""
+DRIVERS = {"compact": lbfgs_compact, "setulb": lbfgsb}
+"""L-BFGS's drivers (option ``driver``, the first the default): name to module (``State``, ``run``, ``available``)."""
 STOPS = {
     "paper": {"ftol": 1e-32, "gtol": 0.0, "maxiter": 10000},
     "ebnc": {"ftol": 1e7 * EPS, "gtol": 1e-5, "maxiter": 10000},
@@ -266,7 +266,7 @@ def lbfgs(problem: Problem, x0: np.ndarray, opts: dict | None) -> tuple[np.ndarr
                "maxfun": int(s["maxfun"] or 20 * max(s["maxiter"], 1)), "maxls": int(s["maxls"])}
     if s["driver"] not in DRIVERS:
         raise BNCBenchError(f"unknown L-BFGS driver {s['driver']!r}; choose one of {', '.join(DRIVERS)}")
-    driver = lbfgs_compact if s["driver"] == "compact" else lbfgsb
+    driver = DRIVERS[s["driver"]]
     if driver.available():  # (setulb: minimize's iterates bit for bit, without its wrappers' work per evaluation)
         return _lbfgs_stepped(problem, x0, f0, options, tr, checkpoint.active(), fg, driver)
 
@@ -687,7 +687,7 @@ OPTIMIZERS.register("lbfgs", label="", hyperparameters=_defaults((
             "relative stopping test; default false)"),
     _option("driver", str, [options(DRIVERS)], "L-BFGS-B's iteration (speed only): compact (its memory as the "
             "compact inverse, two passes over the pairs an iteration; iterates equal to rounding) or setulb "
-            "(scipy's routine: minimize's iterates bit for bit)", engine_default=DRIVERS[0])),
+            "(scipy's routine: minimize's iterates bit for bit)", engine_default=next(iter(DRIVERS)))),
     stop="ebnc", history=10))(lbfgs)
 OPTIMIZERS.register("cg", label=" [CG]", hyperparameters=_defaults(_COMMON, stop="ebnc"))(cg)
 OPTIMIZERS.register("cgb", label=" [CGB]", hyperparameters=_defaults((
