@@ -41,16 +41,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from bncbench.paths import conf_dir
+from bncbench.harness.app import compose_config
+from bncbench.harness.model_specs import GROUPS, model_spec
 
 ANCHORS = Path(os.environ.get("BNCBENCH_ANCHORS_DIR", Path(__file__).resolve().parents[2] / "shared" / "anchors"))
 STRUCTURES = {"NB": ("-S NB", dict(structure="nb")), "TAN": ("-S TAN", dict(structure="tan_ebnc")),
               "KDB1": ("-S KDB -K 1", dict(structure="kdb_ebnc", k=1))}
-EBNC_OPTIONS = {k: v for k, v in yaml.safe_load((conf_dir() / "optimizer" / "lbfgs_ebnc.yaml").read_text()).items()
-                if k not in ("defaults", "label")}
-"""``conf/optimizer/lbfgs_ebnc.yaml``'s options (``stop`` is ``lbfgs``'s default, ``ebnc``)."""
+_EBNC = compose_config(["optimizer=lbfgs_ebnc", "param=discriminative"])
+EBNC_OPTIONS = model_spec({g: _EBNC.get(g) for g in GROUPS}).params["optimizer_options"]
+"""``conf/optimizer/lbfgs_ebnc.yaml``'s options, as an experiment composes them (the schema's defaults included)."""
 PARAMS = {"MAP": dict(), "dCCBN": dict(param="discriminative"), "wCCBN": dict(param="weighted"),
           "eCCBN": dict(param="ebnc_e")}
 

@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from conftest import data_dir_or_skip
 
 from bncbench import BNClassifier
 from bncbench.engine.fit import _problem, factor_layout
-from bncbench.paths import conf_dir
+from bncbench.harness.app import compose_config
+from bncbench.harness.model_specs import GROUPS, model_spec
 from bncbench.structures.tan_kdb_ebnc import LOG2, ebnc_conditional_mutual_information, kdb_ebnc, tan_ebnc, weka_sort
 from bncbench.structures.kdb import kdb
 
@@ -42,9 +42,9 @@ RUNS = pd.read_csv(FIX / "train_full.csv")
 STRUCTURES = {"NB": ("-S NB", dict(structure="nb")), "TAN": ("-S TAN", dict(structure="tan_ebnc")),
               "KDB1": ("-S KDB -K 1", dict(structure="kdb_ebnc", k=1))}
 PARAMS = {"dCCBN": "discriminative", "wCCBN": "weighted", "eCCBN": "ebnc_e"}
-EBNC_OPTIONS = {k: v for k, v in yaml.safe_load((conf_dir() / "optimizer" / "lbfgs_ebnc.yaml").read_text()).items()
-                if k not in ("defaults", "label")}
-"""``conf/optimizer/lbfgs_ebnc.yaml``'s options (``stop`` is ``lbfgs``'s default, ``ebnc``)."""
+_EBNC = compose_config(["optimizer=lbfgs_ebnc", "param=discriminative"])
+EBNC_OPTIONS = model_spec({g: _EBNC.get(g) for g in GROUPS}).params["optimizer_options"]
+"""``conf/optimizer/lbfgs_ebnc.yaml``'s options, as an experiment composes them (the schema's defaults included)."""
 CHAOTIC = {("vote", "TAN", "eCCBN"), ("vote", "KDB1", "eCCBN"), ("tic-tac-toe", "TAN", "eCCBN"),
            ("tic-tac-toe", "KDB1", "dCCBN"), ("tic-tac-toe", "KDB1", "wCCBN")}
 """Fits whose iteration count changes with the rounding of the objective (see the module docstring)."""
