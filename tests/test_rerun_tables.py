@@ -133,7 +133,7 @@ def test_supplement_fills_the_pairs_the_store_lacks(summary, tmp_path):
 def test_supplement_of_other_data_is_refused(summary, tmp_path):
     path = tmp_path / "summary.csv"
     _sup_rows({("d2", "LR2"): (0.1, 10, 5)}).assign(n_instances=201).to_csv(path, index=False)
-    with pytest.raises(ValueError, match="d2 has 200 rows in the store but 201"):
+    with pytest.raises(ValueError, match="d2 has instances 200 in the records but 201"):
         rt.supplement(summary, path, ["LR2"], min_folds=10, big_threshold=100_000)
     path.write_text("dataset,model\nd1,LR2\n")
     with pytest.raises(ValueError, match="not a summary.csv of this script"):

@@ -29,7 +29,8 @@ from bncbench.errors import BNCBenchError
 from bncbench.harness.store import json_default
 
 SOURCE = "source"
-"""Column of a supplemented summary: :data:`RECORDS`, or the supplement whose records gave the row (the file as given)."""
+"""Column of a supplemented summary: :data:`RECORDS`, or the supplement whose records gave the row (the file as
+given)."""
 RECORDS = "records"
 """The :data:`SOURCE` of a row summarized from the records."""
 PARAMS = "params"
@@ -130,8 +131,35 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     named = set(sup.loc[sup[PARAMS].notna(), "model"]) if PARAMS in sup else set()
     unknown = sorted(set(sup["model"]) - models - named)
     sup = sup[~sup["model"].isin(unknown)]
-    _check_same_data(summary, sup)
+    check_same_data(summary, sup)
     _check_same_models(summary, sup)
+    return merge_by_folds(summary, sup, name), unknown
+
+
+def merge_by_folds(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``summary`` with the rows of ``sup`` for the pairs it lacks or holds with fewer successful folds.
+
+    The rule of :func:`supplement_summary`, without its choice of models: every model of ``sup``
+    is taken (a caller that selects its models by other means, such as a reproduction script
+    reading an experiment's labels, passes only those).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The summary of the records, with ``dataset``, ``model`` and ``n_ok``.
+    sup : pandas.DataFrame
+        Another run's summary, of the same data (:func:`check_same_data`).
+    name : str
+        What the :data:`SOURCE` column says of the supplied rows; a row whose :data:`SOURCE` in
+        ``sup`` names yet another run keeps that name.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``summary``'s columns (and :data:`REQUIRED`, :data:`PARAMS` where ``sup`` has them) with
+        :data:`SOURCE`, in the supplement's order (its pairs, from the records or supplied), then
+        the records' other pairs in their order; ``big`` of a supplied row as a record's flag says.
+    """
     have = summary.set_index(["dataset", "model"])["n_ok"].fillna(0)
     offered = sup.set_index(["dataset", "model"])["n_ok"].fillna(0)
     better = offered[offered > have.reindex(offered.index).fillna(-1)].index
@@ -141,17 +169,29 @@ def supplement_summary(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> t
     source = rows[SOURCE].where(rows[SOURCE].notna() & (rows[SOURCE] != RECORDS), name) if SOURCE in rows else name
     rows = rows[[c for c in rows if c in summary or c in REQUIRED or c == PARAMS]]
     rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
-    merged = pd.concat([summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: source})],
-                       ignore_index=True)
+    parts = [summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: source})]
+    merged = pd.concat([f for f in parts if len(f)] or parts[:1], ignore_index=True)
     # laid out as the supplement's run was (its pairs in its order, the others after them in the
     # records' order), so that the datasets and models of the tables come in the same order
     at = pd.Series(range(len(sup)), index=pd.MultiIndex.from_frame(sup[["dataset", "model"]]))
     pos = at.reindex(pd.MultiIndex.from_frame(merged[["dataset", "model"]])).to_numpy(dtype=float)
     order = np.lexsort((np.arange(len(merged)), np.where(np.isnan(pos), len(sup), pos)))
-    return merged.iloc[order].reset_index(drop=True), unknown
+    return merged.iloc[order].reset_index(drop=True)
 
 
-def _check_same_data(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
+def check_same_data(summary: pd.DataFrame, sup: pd.DataFrame) -> None:
+    """Refuse a supplement of other data: a dataset with another number of instances or protocol.
+
+    Parameters
+    ----------
+    summary, sup : pandas.DataFrame
+        The records' summary and the supplement; a column either lacks is not compared.
+
+    Raises
+    ------
+    BNCBenchError
+        Naming the first dataset that differs.
+    """
     for col, what in (("n_instances", "instances"), ("protocol", "protocol")):
         if col not in summary or col not in sup:
             continue
@@ -298,5 +338,5 @@ def supplied_note(summary: pd.DataFrame) -> str | None:
     return "; ".join(parts) + "."
 
 
-__all__ = ["RECORDS", "REQUIRED", "SOURCE", "read_supplement", "supplement_summary", "supplied", "supplied_note",
-           "supplied_params", "rounded_mixes"]
+__all__ = ["RECORDS", "REQUIRED", "SOURCE", "check_same_data", "merge_by_folds", "read_supplement", "rounded_mixes",
+           "supplement_summary", "supplied", "supplied_note", "supplied_params"]

@@ -61,6 +61,7 @@ from bncbench.report.convergence import PAIR_COLUMNS, pair_iterations, pair_iter
 from bncbench.report.stats import sign_test, wdl_table  # noqa: E402
 from bncbench.harness.store import load_results  # noqa: E402
 from bncbench.report.summary import summarize  # noqa: E402
+from bncbench.report.supplement import RECORDS, SOURCE, check_same_data, merge_by_folds  # noqa: E402
 
 EXPERIMENT = HERE.parents[1] / "conf/experiment/zaidi_dbl.yaml"
 OUT = HERE / "zaidi_dbl_rerun" / "reg_rows"
@@ -75,9 +76,6 @@ COLUMNS = ["dataset", "model", "n_ok", "n_failed", "complete", "n_instances", "b
 CPU = "train_cpu"
 """``summary.csv``'s mean CPU seconds of a fit, where every fold has them (records since commit 45874cd); empty
 for a supplied pair."""
-SOURCE = "source"
-"""``summary.csv``'s column naming where a pair's means come from: ``records`` (the store) or the supplement."""
-RECORDS = "records"
 
 
 def _flags(s: pd.DataFrame, min_folds: int, big_threshold: int) -> pd.DataFrame:
@@ -101,9 +99,11 @@ def complete_summary(records: pd.DataFrame, min_folds: int, big_threshold: int) 
 def supplement(s: pd.DataFrame, path: Path, models: list[str], min_folds: int, big_threshold: int) -> pd.DataFrame:
     """``s`` with the rows of an earlier ``summary.csv`` of this script for the pairs it has with fewer folds.
 
-    A pair of the supplement replaces the store's when it has more successful folds (the store's
-    has none: it is added). Only the experiment's models are taken. The supplement's ``source``
-    (if it has one, and it is not ``records``) is kept, else it is ``path``'s name as given.
+    The report's rule (:func:`bncbench.report.supplement.merge_by_folds`): a pair of the supplement
+    replaces the store's when it has more successful folds (the store's has none: it is added),
+    and a supplement of other data is refused. Only the experiment's models are taken. The
+    supplement's ``source`` (if it has one, and it is not ``records``) is kept, else it is
+    ``path``'s name as given.
 
     Raises
     ------
@@ -115,21 +115,9 @@ def supplement(s: pd.DataFrame, path: Path, models: list[str], min_folds: int, b
     lacking = [c for c in COLUMNS if c not in sup]
     if lacking:
         raise ValueError(f"{path} is not a summary.csv of this script: no column {', '.join(lacking)}")
-    sup = _flags(sup[sup["model"].isin(models)], min_folds, big_threshold)
-    ours = s.groupby("dataset")["n_instances"].first()
-    theirs = sup.groupby("dataset")["n_instances"].first()
-    for d in ours.index.intersection(theirs.index):
-        if ours[d] != theirs[d]:
-            raise ValueError(f"dataset {d} has {ours[d]} rows in the store but {theirs[d]} in {path}: "
-                             "not the same data")
-    name = str(path)
-    src = sup[SOURCE].where(sup[SOURCE].notna() & (sup[SOURCE] != RECORDS), name) if SOURCE in sup else name
-    sup = sup.reindex(columns=COLUMNS + [CPU]).assign(**{SOURCE: src})
-    have = s.set_index(["dataset", "model"])["n_ok"]
-    offered = sup.set_index(["dataset", "model"])["n_ok"]
-    better = (offered > have.reindex(offered.index).fillna(-1)).to_numpy()
-    keep = ~s.set_index(["dataset", "model"]).index.isin(offered.index[better])
-    out = pd.concat([f for f in (s[keep], sup[better]) if len(f)], ignore_index=True)
+    sup = sup[sup["model"].isin(models)]
+    check_same_data(s, sup)
+    out = _flags(merge_by_folds(s, sup, str(path)), min_folds, big_threshold).reindex(columns=COLUMNS + [CPU, SOURCE])
     out[["big", "complete"]] = out[["big", "complete"]].astype(bool)
     return out.sort_values(["big", "dataset", "model"]).reset_index(drop=True)
 
