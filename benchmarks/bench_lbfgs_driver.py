@@ -16,9 +16,9 @@ other work, the same for both, is in the CPU column). The objectives of the two 
 iteration: equal to rounding is what the compact driver promises (``tests/test_lbfgs_compact.py``).
 Prints a markdown table (medians over the repeats); ``--json`` writes every run.
 
-``--against DIR`` makes the peer the compact driver of another checkout of the package (``DIR`` on the
-child's ``PYTHONPATH``, e.g. a clone at the commit before a change of the driver), so that the ratio is that
-of the change, measured the same way::
+``--against DIR`` makes the peer the compact driver of another checkout of the package (a clone at the
+commit before a change of the driver, say: its child runs in ``DIR`` and imports the package there, each
+child reporting which it imported), so that the ratio is that of the change, measured the same way::
 
     git clone -q . /tmp/before && git -C /tmp/before checkout -q HEAD~1
     python benchmarks/bench_lbfgs_driver.py --against /tmp/before --cases "musk1 LR3"
