@@ -18,7 +18,6 @@ Writes ``zaidi_dbl_rerun/driver_paths.csv`` (``--out``), one row per (dataset, m
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(1, str(HERE.parents[1] / "benchmarks"))
 
 from _fold import fold_inputs  # noqa: E402
+
+from bncbench.harness.provenance import environment  # noqa: E402
 
 DRIVERS = ("setulb", "compact")
 OUT = HERE / "zaidi_dbl_rerun" / "driver_paths.csv"
@@ -59,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models", default="DBL2,LR2", help="comma-separated labels of conf/experiment/zaidi_dbl.yaml")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
-    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = environment().get("commit")  # as a record names it (with "-dirty" if tracked files differ)
     rows = []
     for dataset in a.datasets.split(","):
         for label in a.models.split(","):
