@@ -166,6 +166,33 @@ def test_with_joblib_workers_the_task_beside_a_crash_is_not_counted_into_the_lim
     assert _calls(tmp_path) == 1
 
 
+@pytest.mark.parametrize("limit, expected", [
+    (2, [["TAN0"], ["NB0", "NB1", "TAN1"]]),  # NB r0f0 progressed: in parallel with the unmarked
+    (None, [["TAN0"], ["NB0", "NB1", "TAN1"]]),  # no limit: the same
+    (1, [["NB0"], ["TAN0", "NB1", "TAN1"]]),  # one death is the limit: a progressed task still runs alone,
+    # and TAN r0f0, at the limit, is recorded failed unrun in the group
+])
+def test_a_task_that_died_after_saving_a_checkpoint_runs_in_parallel(tmp_path, limit, expected):
+    """The joblib grouping: a task that died without progress runs alone; one whose fit saved a later
+    checkpoint before it died (a long fit killed at a session's end) runs with the others, unless one
+    death beside it would reach the limit of the others."""
+    store = ResultStore(tmp_path)
+    tasks = [Task(specs.resolve(["sklearn-iris"])[0], m, 0, f, PROTOCOL) for f in (0, 1) for m in MODELS]
+    dead = {"deaths": 0, "pid": 1, "host": "here", "started": "2026-01-01T00:00:00+00:00", "progress": 3}
+    for t in tasks[:2]:
+        write_marker(store.running_path(*t.where), dead)
+    with open(store.running_path(*tasks[0].where).with_suffix(".fit0.npz"), "wb") as fh:  # NB r0f0 saved
+        np.savez(fh, n_iter=np.array(7))  # iteration 7 since; TAN r0f0 nothing
+
+    class Pool:
+        shared_fate = True
+
+    groups = runner._crash_groups(store, tasks, Pool(), limit)
+    assert [[f"{t.model.label}{t.fold}" for t in g] for g in groups] == expected
+    Pool.shared_fate = False  # workers that die alone (SLURM, Dask): one group, as planned
+    assert runner._crash_groups(store, tasks, Pool(), limit) == [tasks]
+
+
 def test_counting_deaths():
     assert crash_count(None, 0) == 0  # no marker: the last attempt ended as Python saw it
     assert crash_count({"deaths": 0, "progress": 0}, 0) == 1

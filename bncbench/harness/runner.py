@@ -801,7 +801,7 @@ def run_experiment(
         ``None``: no limit. A task in flight when this run is interrupted (Ctrl-C, SIGTERM) is
         not counted, also where the executor's workers were killed to stop it. Where one
         worker's death ends the others' tasks (joblib with several workers), a task whose process
-        died before runs first, alone (:func:`_crash_groups`).
+        died before runs first, alone, unless its fit saved a checkpoint since (:func:`_crash_groups`).
 
     Returns
     -------
@@ -865,6 +865,12 @@ def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes
     died before will run again: each such task then runs first, alone, so that its death is
     counted against it only, and the tasks that happened to run beside a crash are not counted
     into a limit that is not theirs (they run alone once, and their markers go).
+
+    Except a task whose dead attempt progressed (its fit saved a later checkpoint: :func:`crash_count`
+    is 0, a long fit killed at a session's end or a node's loss rather than a crash loop) when
+    ``max_crashes`` is None or at least 2: it runs with the others, in parallel. Should it be the
+    one that dies, the others' first death still leaves them below the limit, and the next run
+    runs each of them alone.
     """
     if not getattr(executor, "shared_fate", False):
         return [pending]
@@ -872,9 +878,13 @@ def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes
     for t in pending:
         where = t.where
         marker = read_marker(store.running_path(*where))
-        again = marker is not None and (max_crashes is None or crash_count(
-            marker, checkpoint.saved_iterations(store.fit_prefix(*where))) < max_crashes)
-        (alone if again else rest).append(t)
+        if marker is None:
+            rest.append(t)
+            continue
+        deaths = crash_count(marker, checkpoint.saved_iterations(store.fit_prefix(*where)))
+        progressed = deaths == 0 and (max_crashes is None or max_crashes >= 2)
+        again = max_crashes is None or deaths < max_crashes  # else recorded failed unrun: no need to isolate
+        (alone if again and not progressed else rest).append(t)
     return [[t] for t in alone] + ([rest] if rest else [])
 
 
