@@ -43,13 +43,13 @@ import numpy as np
 import pandas as pd
 
 from bncbench.harness.app import compose_config
-from bncbench.harness.model_specs import GROUPS, model_spec
+from bncbench.harness.model_specs import config_model
 
 ANCHORS = Path(os.environ.get("BNCBENCH_ANCHORS_DIR", Path(__file__).resolve().parents[2] / "shared" / "anchors"))
 STRUCTURES = {"NB": ("-S NB", dict(structure="nb")), "TAN": ("-S TAN", dict(structure="tan_ebnc")),
               "KDB1": ("-S KDB -K 1", dict(structure="kdb_ebnc", k=1))}
 _EBNC = compose_config(["optimizer=lbfgs_ebnc", "param=discriminative"])
-EBNC_OPTIONS = model_spec({g: _EBNC.get(g) for g in GROUPS}).params["optimizer_options"]
+EBNC_OPTIONS = config_model(_EBNC).params["optimizer_options"]
 """``conf/optimizer/lbfgs_ebnc.yaml``'s options, as an experiment composes them (the schema's defaults included)."""
 PARAMS = {"MAP": dict(), "dCCBN": dict(param="discriminative"), "wCCBN": dict(param="weighted"),
           "eCCBN": dict(param="ebnc_e")}

@@ -13,7 +13,7 @@ from conftest import data_dir_or_skip
 from bncbench import BNClassifier
 from bncbench.data.sources import random_bnc, sample_random_bnc
 from bncbench.errors import BNCBenchError
-from bncbench.harness.model_specs import model_spec
+from bncbench.harness.model_specs import config_model
 from bncbench.peers import gigal
 from bncbench.registry import ParameterError
 from bncbench.bn.count_tables import CountTables
@@ -92,12 +92,11 @@ def test_the_default_rule_is_left_out_of_a_models_parameters():
     # a stored sweep's task keys stay: per class is not a parameter of the model, any class is
     from bncbench.harness.app import compose_config
 
-    groups = ("structure", "param", "estimator", "init", "optimizer", "objective")
     per = compose_config(["structure=kdb1"])
     anyc = compose_config(["structure=kdb1", "estimator.backoff=any_class"])
-    assert model_spec({g: per[g] for g in groups}).params == {"structure": "kdb", "k": 1, "param": "generative",
+    assert config_model(per).params == {"structure": "kdb", "k": 1, "param": "generative",
                                                              "estimator": "map", "m": 1.0}
-    assert model_spec({g: anyc[g] for g in groups}).params["backoff"] == "any_class"
+    assert config_model(anyc).params["backoff"] == "any_class"
 
 
 @pytest.mark.parametrize("param", ["discriminative", "extended", "weighted"])

@@ -27,7 +27,7 @@ from bncbench import BNClassifier
 from bncbench.harness.app import compose_config
 from bncbench.components import EXECUTORS, MODEL_KINDS, OPTIMIZERS, PARAMETERIZATIONS
 from bncbench.engine.optim import declared_defaults
-from bncbench.harness.model_specs import GROUPS, model_spec
+from bncbench.harness.model_specs import GROUPS, config_model
 
 OPTIMIZED = next(c.name for c in PARAMETERIZATIONS if c.info.get("optimized"))
 """A parameterization under which init, optimizer and objective are active."""
@@ -97,7 +97,7 @@ def test_command_line_option_builds_the_model_of_bnclassifier(group, option):
             kwargs["optimizer_options"] = {**declared_defaults(opt_comp, engine=False),
                                            **{k: v for k, v in opt_stated.items() if k != "label"}} or None
     cfg = compose_config(overrides)
-    spec = model_spec({g: cfg[g] for g in GROUPS})
+    spec = config_model(cfg)
     assert BNClassifier(**spec.params).get_params() == BNClassifier(**kwargs).get_params()
     if option == comp and group in ("structure", "estimator"):
         # and the label is the registry's, interpolated with the registry's defaults
@@ -123,7 +123,7 @@ def test_optimizer_declared_defaults_are_what_the_engine_runs(option):
     comp, stated = _read("optimizer", option)
     assert not {k for k in stated if k != "label"}
     composed = compose_config([f"optimizer={option}", f"param={OPTIMIZED}"])
-    spec = model_spec({g: composed[g] for g in GROUPS})
+    spec = config_model(composed)
     assert spec.params.get("optimizer_options") == (declared_defaults(comp, engine=False) or None)
     X, y = _codes()
     base = dict(structure="nb", param="weighted", init="zeros", optimizer=comp, discretize=False)
@@ -156,7 +156,7 @@ def test_optimizers_declare_their_own_defaults():
         assert declared_defaults(name) == {**declared_defaults(name, engine=False), **common}
     for name in OPTIMIZERS.names():  # an engine default is in no composed option, so in no task key
         composed = compose_config([f"optimizer={name}", f"param={OPTIMIZED}"])
-        options = model_spec({g: composed[g] for g in GROUPS}).params.get("optimizer_options") or {}
+        options = config_model(composed).params.get("optimizer_options") or {}
         assert options == declared_defaults(name, engine=False)
 
 

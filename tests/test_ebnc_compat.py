@@ -33,7 +33,7 @@ from conftest import data_dir_or_skip
 from bncbench import BNClassifier
 from bncbench.engine.fit import _problem, factor_layout
 from bncbench.harness.app import compose_config
-from bncbench.harness.model_specs import GROUPS, model_spec
+from bncbench.harness.model_specs import config_model
 from bncbench.structures.tan_kdb_ebnc import LOG2, ebnc_conditional_mutual_information, kdb_ebnc, tan_ebnc, weka_sort
 from bncbench.structures.kdb import kdb
 
@@ -43,7 +43,7 @@ STRUCTURES = {"NB": ("-S NB", dict(structure="nb")), "TAN": ("-S TAN", dict(stru
               "KDB1": ("-S KDB -K 1", dict(structure="kdb_ebnc", k=1))}
 PARAMS = {"dCCBN": "discriminative", "wCCBN": "weighted", "eCCBN": "ebnc_e"}
 _EBNC = compose_config(["optimizer=lbfgs_ebnc", "param=discriminative"])
-EBNC_OPTIONS = model_spec({g: _EBNC.get(g) for g in GROUPS}).params["optimizer_options"]
+EBNC_OPTIONS = config_model(_EBNC).params["optimizer_options"]
 """``conf/optimizer/lbfgs_ebnc.yaml``'s options, as an experiment composes them (the schema's defaults included)."""
 CHAOTIC = {("vote", "TAN", "eCCBN"), ("vote", "KDB1", "eCCBN"), ("tic-tac-toe", "TAN", "eCCBN"),
            ("tic-tac-toe", "KDB1", "dCCBN"), ("tic-tac-toe", "KDB1", "wCCBN")}

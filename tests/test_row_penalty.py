@@ -137,11 +137,11 @@ def test_from_the_classifier(small):
 def test_from_the_command_line_config():
     """``param.reg=rows_one`` composes (the typed schema accepts it) and reaches the model's parameters."""
     from bncbench.harness.app import compose_config
-    from bncbench.harness.model_specs import model_spec
+    from bncbench.harness.model_specs import config_model
 
     cfg = compose_config(["structure=anje", "structure.n=2", "param=weighted", "init=zeros", "param.reg=rows_one",
                           "param.lam=0.01"])
-    spec = model_spec({g: cfg[g] for g in ("structure", "param", "estimator", "init", "optimizer", "objective")})
+    spec = config_model(cfg)
     assert spec.params["reg"] == "rows_one" and spec.params["lam"] == 0.01
 
 

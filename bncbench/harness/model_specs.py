@@ -165,6 +165,31 @@ def _check_keys(reg, node: dict) -> None:
     check_keys(reg[node.get("name")], set(node) - {"name", "label"})
 
 
+def config_model(cfg) -> ModelSpec:
+    """The single model of a composed config's groups (``cfg.structure`` etc.; a ``models:`` list is not read).
+
+    What a run without ``models:`` evaluates (:func:`expand_models`): the model of
+    ``compose_config(["optimizer=lbfgs_ebnc", "param=discriminative"])``, say, with the schema's and
+    the options' defaults.
+
+    Parameters
+    ----------
+    cfg : omegaconf.DictConfig or mapping
+        A composed run config (:func:`bncbench.harness.app.compose_config`).
+
+    Returns
+    -------
+    ModelSpec
+        As :func:`model_spec`.
+
+    Raises
+    ------
+    BNCBenchError
+        As :func:`model_spec`.
+    """
+    return model_spec({g: cfg.get(g) for g in GROUPS})
+
+
 def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) -> list[ModelSpec]:
     """The experiment's model list.
 
@@ -197,10 +222,10 @@ def expand_models(cfg: DictConfig, compose_option: Callable[[str, str], Any]) ->
         If two different models share a label, or a model fails :func:`model_spec` (or an
         option cannot be composed).
     """
-    defaults = {g: cfg.get(g) for g in GROUPS}
     items = cfg.get("models")
     if not items:
-        return [model_spec(defaults)]
+        return [config_model(cfg)]
+    defaults = {g: cfg.get(g) for g in GROUPS}
     items = [_plain(item) for item in items]
     prefetch = getattr(compose_option, "prefetch", None)
     if prefetch is not None:  # every option of the grid in one composition
