@@ -163,6 +163,32 @@ def test_build_from_a_checkout_or_a_git_directory_and_run(tmp_path):
         gigal.source_tree(tmp_path / "data", tmp_path / "y")
 
 
+@pytest.mark.skipif(shutil.which("g++") is None or shutil.which("git") is None, reason="needs g++ and git")
+def test_builds_at_once_into_one_directory_give_one_binary(tmp_path):
+    """Three builds of the same sources started together (as pytest-xdist workers would): none removes
+    another's files, all return the one build put in place, and no staging or build directory is left."""
+    import concurrent.futures
+    import threading
+
+    checkout = _toy_sources(tmp_path / "checkout")
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    git = ["git", "-C", str(checkout), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "toy"], check=True)
+    start = threading.Barrier(3)
+
+    def build(_):
+        start.wait()
+        return gigal.build(checkout / ".git", tmp_path / "builds")  # staged from git: the staging shared before
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        binaries = list(pool.map(build, range(3)))
+    assert len(set(binaries)) == 1 and binaries[0].is_file()
+    assert sorted(p.name for p in (tmp_path / "builds").iterdir()) == [binaries[0].parent.name]
+    files = gigal.write_files(SMALL, tmp_path / "data", "toy")
+    assert gigal.run(binaries[0], files, "skdb", 5).n_test == 8
+
+
 @pytest.mark.data
 @pytest.mark.slow
 def test_the_authors_learner_built_here_makes_our_test_errors(tmp_path):

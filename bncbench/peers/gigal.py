@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import resource
 import shutil
 import subprocess
 import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,6 +312,10 @@ def instrument(text: str) -> str:
 def build(source=None, build_dir=None) -> Path:
     """Gigal compiled, instrumented (:func:`instrument`); built once per sources and flags.
 
+    Processes that build at once (pytest-xdist workers, two runs sharing a cache) each stage and
+    compile in a directory of their own; the first to finish puts its build in place, and the others
+    return it.
+
     Parameters
     ----------
     source : str or pathlib.Path, optional
@@ -332,16 +338,17 @@ def build(source=None, build_dir=None) -> Path:
     if shutil.which("g++") is None:
         raise BNCBenchError("g++ is needed to build Gigal and is not on PATH")
     root = Path(build_dir) if build_dir is not None else cache_dir() / "gigal"
-    staging = root / "sources"
-    if staging.exists():
-        shutil.rmtree(staging)
-    tree = source_tree(source, staging)
-    makefile = (tree / "makefile").read_text()
-    found = re.search(r"^SOURCE\s*=\s*(.+)$", makefile, flags=re.M)
-    if found is None:
-        raise BNCBenchError(f"Gigal's makefile in {tree} names no SOURCE files")
-    units = found.group(1).split()
-    texts = {p.name: p.read_bytes() for p in sorted(tree.iterdir()) if p.suffix in (".cpp", ".h")}
+    root.mkdir(parents=True, exist_ok=True)
+    # this process's own staging and build directories: concurrent builds (pytest-xdist workers, two runs
+    # sharing a cache) never remove each other's files; the first to finish puts its build in place
+    with tempfile.TemporaryDirectory(dir=root, prefix="sources-") as staging:
+        tree = source_tree(source, staging)
+        makefile = (tree / "makefile").read_text()
+        found = re.search(r"^SOURCE\s*=\s*(.+)$", makefile, flags=re.M)
+        if found is None:
+            raise BNCBenchError(f"Gigal's makefile in {tree} names no SOURCE files")
+        units = found.group(1).split()
+        texts = {p.name: p.read_bytes() for p in sorted(tree.iterdir()) if p.suffix in (".cpp", ".h")}
     texts[_TIMED_FILE] = instrument(texts[_TIMED_FILE].decode("latin-1")).encode("latin-1")
     digest = hashlib.sha256(" ".join(CXX_FLAGS + tuple(units)).encode())
     for name, data in texts.items():
@@ -350,18 +357,20 @@ def build(source=None, build_dir=None) -> Path:
     binary = out / "gigal"
     if binary.is_file():
         return binary
-    work = root / f"{out.name}.building"
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
+    work = Path(tempfile.mkdtemp(dir=root, prefix=f"{out.name}.building-"))  # kept if g++ fails, to look into
     for name, data in texts.items():
         (work / name).write_bytes(data)
     res = subprocess.run(["g++", *CXX_FLAGS, "-o", "gigal", *units], cwd=work, capture_output=True, text=True)
     if res.returncode != 0:
         first = next((ln for ln in res.stderr.splitlines() if "error" in ln), res.stderr.strip()[-200:])
         raise BNCBenchError(f"g++ failed to build Gigal in {work}: {first}")
-    shutil.rmtree(staging, ignore_errors=True)
-    work.rename(out)
+    os.chmod(work, 0o755)  # not mkdtemp's 0o700
+    try:
+        work.rename(out)
+    except OSError:  # another process's build of the same sources is in place: the same binary
+        shutil.rmtree(work, ignore_errors=True)
+        if not binary.is_file():
+            raise
     return binary
 
 

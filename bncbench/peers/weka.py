@@ -103,17 +103,30 @@ def write_codes_arff(path, codes: np.ndarray, y: np.ndarray, cards, n_classes: i
 
 
 def _compiled(jar: Path) -> Path:
-    """Directory holding the compiled :data:`MAIN_CLASS` for ``jar`` (compiled on first use)."""
+    """Directory holding the compiled :data:`MAIN_CLASS` for ``jar`` (compiled on first use).
+
+    Compiled in a directory of this process's own and moved into place whole, so that a process that
+    compiles at the same time (a pytest-xdist worker) never loads a half-written class file.
+    """
     tag = hashlib.sha256((JAVA_SOURCE + str(jar.resolve())).encode()).hexdigest()[:16]
     out = Path(tempfile.gettempdir()) / f"bncbench-weka-{tag}"
     if not (out / f"{MAIN_CLASS}.class").is_file():
-        out.mkdir(parents=True, exist_ok=True)
-        src = out / f"{MAIN_CLASS}.java"
+        work = Path(tempfile.mkdtemp(prefix=f"{out.name}.building-"))
+        src = work / f"{MAIN_CLASS}.java"
         src.write_text(JAVA_SOURCE)
-        res = subprocess.run(["javac", "-nowarn", "-cp", str(jar), "-d", str(out), str(src)], capture_output=True,
+        res = subprocess.run(["javac", "-nowarn", "-cp", str(jar), "-d", str(work), str(src)], capture_output=True,
                              text=True)
         if res.returncode != 0:
+            shutil.rmtree(work, ignore_errors=True)
             raise BNCBenchError(f"javac failed on the Weka runner: {res.stderr.strip().splitlines()[-1:]}")
+        os.chmod(work, 0o755)  # not mkdtemp's 0o700
+        try:
+            work.rename(out)
+        except OSError:  # another process's compilation is in place
+            shutil.rmtree(work, ignore_errors=True)
+            if not (out / f"{MAIN_CLASS}.class").is_file():
+                raise BNCBenchError(f"{out} holds no {MAIN_CLASS}.class (left by an earlier version's failed "
+                                    "compilation?): remove it and run again") from None
     return out
 
 
