@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
 import resource
 import shutil
@@ -39,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench import settings
+from bncbench.atomic import publish_directory
 from bncbench.errors import BNCBenchError
 
 __all__ = ["GIGAL_LEARNERS", "SPLITS", "GigalFiles", "GigalRun", "Split", "adult_split", "anchor_probs",
@@ -364,13 +364,7 @@ def build(source=None, build_dir=None) -> Path:
     if res.returncode != 0:
         first = next((ln for ln in res.stderr.splitlines() if "error" in ln), res.stderr.strip()[-200:])
         raise BNCBenchError(f"g++ failed to build Gigal in {work}: {first}")
-    os.chmod(work, 0o755)  # not mkdtemp's 0o700
-    try:
-        work.rename(out)
-    except OSError:  # another process's build of the same sources is in place: the same binary
-        shutil.rmtree(work, ignore_errors=True)
-        if not binary.is_file():
-            raise
+    publish_directory(work, out, binary)  # or another process's build of the same sources: the same binary
     return binary
 
 

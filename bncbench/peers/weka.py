@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bncbench import settings
+from bncbench.atomic import publish_directory
 from bncbench.errors import BNCBenchError
 
 DEFAULT_JAR = "/usr/share/java/weka.jar"
@@ -119,14 +120,11 @@ def _compiled(jar: Path) -> Path:
         if res.returncode != 0:
             shutil.rmtree(work, ignore_errors=True)
             raise BNCBenchError(f"javac failed on the Weka runner: {res.stderr.strip().splitlines()[-1:]}")
-        os.chmod(work, 0o755)  # not mkdtemp's 0o700
         try:
-            work.rename(out)
-        except OSError:  # another process's compilation is in place
-            shutil.rmtree(work, ignore_errors=True)
-            if not (out / f"{MAIN_CLASS}.class").is_file():
-                raise BNCBenchError(f"{out} holds no {MAIN_CLASS}.class (left by an earlier version's failed "
-                                    "compilation?): remove it and run again") from None
+            publish_directory(work, out, out / f"{MAIN_CLASS}.class")  # or another process's compilation
+        except OSError:
+            raise BNCBenchError(f"{out} holds no {MAIN_CLASS}.class (left by an earlier version's failed "
+                                "compilation?): remove it and run again") from None
     return out
 
 
