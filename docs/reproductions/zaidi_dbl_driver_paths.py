@@ -29,6 +29,7 @@ sys.path.insert(1, str(HERE.parents[1] / "benchmarks"))
 
 from _fold import fold_inputs  # noqa: E402
 
+from bncbench.atomic import atomic_write_bytes  # noqa: E402
 from bncbench.harness.provenance import environment  # noqa: E402
 
 DRIVERS = ("setulb", "compact")
@@ -67,10 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({**compare(dataset, label), "commit": commit})
             print(rows[-1], file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = a.out.with_suffix(".tmp")
-    df.to_csv(tmp, index=False)
-    tmp.replace(a.out)
+    atomic_write_bytes(a.out, df.to_csv(index=False).encode())
     print(df.to_string(index=False))
     return 0
 
