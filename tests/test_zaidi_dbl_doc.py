@@ -1,8 +1,10 @@
 """docs/reproductions/zaidi_dbl.md shows the committed rerun CSVs' numbers: every W-D-L cell of its tables
 (Tables 2-4, DBLⁿ vs LRⁿ, DBL2-one) and its §6.3 table are read back and compared with ``wdl.csv`` and
-``convergence_summary.csv`` (Little), so the page cannot drift from the store's CSVs."""
+``convergence_summary.csv`` (Little), so the page cannot drift from the store's CSVs; and its table of what the
+rest costs is ``little_left.csv``, which its script gives back."""
 
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -13,6 +15,8 @@ DOC = REPO / "docs" / "reproductions" / "zaidi_dbl.md"
 CSV = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "reg_rows"
 METRICS = {"bias": "bias", "variance": "variance", "0-1 loss": "zero_one", "RMSE": "rmse",
            "training time": "train_time"}
+LEFT = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "big_cost" / "little_left.csv"
+QUARTILES = ("cpu_h_q25", "cpu_h_q50", "cpu_h_q75")
 CELL = re.compile(r"^\**(\d+)/(\d+)/(\d+) \((<?[\d.]+)\)\**$")
 
 
@@ -83,3 +87,32 @@ def test_section_6_3_table_is_the_csv():
         assert float(it_ratio) == round(r.iter_ratio_geomean, 3)
         assert time == f"{r.time_less} / {r.time_more} ({_p(r.time_p)})"
         assert float(time_ratio) == round(r.time_ratio_geomean, 3)
+
+
+def test_the_cost_of_what_is_left_is_its_script_on_the_committed_files(capsys):
+    """``little_left.csv`` is what ``zaidi_dbl_left_cost.py`` computes from the committed files now (re-run it when
+    ``store2/`` gains folds), and the page's table shows it."""
+    sys.path.insert(0, str(REPO / "docs" / "reproductions"))
+    try:
+        import zaidi_dbl_left_cost
+    finally:
+        sys.path.pop(0)
+    zaidi_dbl_left_cost.main()
+    committed = LEFT.read_text()
+    assert capsys.readouterr().out == committed
+    left = pd.read_csv(LEFT).set_index(["dataset", "model"], drop=False)
+    _, rows = _rows(DOC.read_text(), "| dataset | model | training rows | weights | peak MiB |")
+    assert len(rows) == len(left)
+    for dataset, model, n_train, n_params, peak, ev, n2, cpu in rows:
+        if dataset == "**all**":
+            r = left[left["dataset"] == "total"].iloc[0]
+            assert cpu == "**" + " / ".join(f"{r[c]:.1f}" for c in QUARTILES) + "**"
+            continue
+        r = left.loc[(dataset, model.split()[0])]
+        if dataset == "musk1":
+            assert model == f"{r.model} ({r.folds_left} folds left)"
+            assert cpu == f"{r.cpu_h_q50:.2f}" and r.cpu_h_q25 == r.cpu_h_q75 == r.cpu_h_q50
+            continue
+        assert (n_train, n_params, peak) == tuple(f"{int(r[c]):,}" for c in ("n_train", "n_parameters", "peak_mib"))
+        assert (ev, n2) == (f"{r.eval_cpu:.2f}", f"{round(r.n2_iter):,}")
+        assert cpu == " / ".join(f"{r[c]:.2f}" for c in QUARTILES)

@@ -1,0 +1,72 @@
+"""What the DBL3 and LR3 folds still missing from the Little rerun cost: `zaidi_dbl.md`, "What the rest costs".
+
+    python docs/reproductions/zaidi_dbl_left_cost.py > docs/reproductions/zaidi_dbl_rerun/big_cost/little_left.csv
+
+Reads only committed files:
+
+* ``big_cost/little_left.json`` and ``big_cost/musk1_capped.json``: ``benchmarks/bench_big_fold.py --maxiter 10``
+  on round 0 fold 0 (set-up CPU seconds and CPU seconds per evaluation of objective and gradient, single-threaded);
+* ``store2/``'s whole musk1 folds (CPU seconds, iterations), which calibrate a capped fit's cost per evaluation to a
+  whole fit's cost per iteration: ``k = sum(train_cpu - set-up) / sum(n_iter x CPU s per evaluation)`` per model
+  (it holds the evaluations per iteration and the optimizer's own work, which grows with a fit's length);
+* ``reg_rows/summary.csv``: each dataset's mean iterations of DBL2 and LR2, and over the datasets with both, the
+  quartiles of DBL3's iterations over DBL2's (LR3's over LR2's), both with all 10 folds.
+
+A fold of DBL3 on a dataset left is then predicted to take ``set-up + k x CPU s per evaluation x DBL2's iterations
+x r`` CPU seconds, for r each quartile of the ratio: a guess at the iterations, which no capped fit gives. musk1's
+row counts its missing folds at the mean CPU seconds of its whole folds so far.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from bncbench.harness.store import load_stores
+
+HERE = Path(__file__).parent / "zaidi_dbl_rerun"
+N2 = {"DBL3": "DBL2", "LR3": "LR2"}
+QUARTILES = (0.25, 0.5, 0.75)
+FOLDS = 10
+
+
+def main() -> None:
+    summary = pd.read_csv(HERE / "reg_rows" / "summary.csv").query("complete")
+    iters = summary.pivot(index="dataset", columns="model", values="n_iter")
+    capped = pd.DataFrame([*json.loads((HERE / "big_cost" / "little_left.json").read_text()),
+                           *json.loads((HERE / "big_cost" / "musk1_capped.json").read_text())])
+    capped["eval_cpu"] = capped["opt_s"] / capped["n_fev"] * capped["fit_cpu"] / capped["fit_s"]
+    capped["setup_cpu"] = capped["fit_cpu"] - capped["opt_s"] * capped["fit_cpu"] / capped["fit_s"]
+    capped = capped.set_index(["dataset", "model"])
+    musk1 = load_stores([HERE / "store2"]).query("dataset == 'musk1' and status == 'ok'")
+    rows = []
+    for model, n2 in N2.items():
+        done, m1 = musk1[musk1["model"] == model], capped.loc[("musk1", model)]
+        k = (done["train_cpu"] - m1["setup_cpu"]).sum() / (done["n_iter"] * m1["eval_cpu"]).sum()
+        ratio = (iters[model] / iters[n2]).dropna()
+        left = capped.loc[capped.index.get_level_values("dataset") != "musk1"].xs(model, level="model")
+        for dataset, c in left.iterrows():
+            row = {"dataset": dataset, "model": model, "n_train": c["n_train"], "n_parameters": c["n_parameters"],
+                   "peak_mib": round(c["peak_mib"]), "setup_cpu": round(c["setup_cpu"], 1),
+                   "eval_cpu": round(c["eval_cpu"], 3), "k": round(k, 3), "n2_iter": iters.loc[dataset, n2],
+                   "folds_left": FOLDS}
+            for q in QUARTILES:
+                fold = c["setup_cpu"] + k * c["eval_cpu"] * iters.loc[dataset, n2] * ratio.quantile(q)
+                row[f"ratio_q{round(100 * q)}"] = round(ratio.quantile(q), 3)
+                row[f"cpu_h_q{round(100 * q)}"] = round(FOLDS * fold / 3600, 2)
+            rows.append(row)
+        mean = done["train_cpu"].mean()
+        rows.append({"dataset": "musk1", "model": model, "n_train": m1["n_train"], "folds_left": FOLDS - len(done),
+                     **{f"cpu_h_q{round(100 * q)}": round((FOLDS - len(done)) * mean / 3600, 2) for q in QUARTILES}})
+    out = pd.DataFrame(rows).sort_values(["dataset", "model"])
+    total = {"dataset": "total", **{c: out[c].sum() for c in out if c.startswith("cpu_h") or c == "folds_left"}}
+    out = pd.concat([out, pd.DataFrame([total])]).round(2)
+    ints = ["n_train", "n_parameters", "peak_mib", "folds_left"]
+    sys.stdout.write(out.astype(dict.fromkeys(ints, "Int64")).to_csv(index=False))
+
+
+if __name__ == "__main__":
+    main()
