@@ -10,7 +10,8 @@ from ``reg_rows/convergence.csv`` (``zaidi_dbl_rerun_tables.py``). Figs. 15-17 (
 need each fit's path. ``--fit`` takes round 0, fold 0 of DBLⁿ and LRⁿ (n = 1, 2, 3) on every Little dataset of
 ``convergence.csv`` from the committed store (``store2/``) where it holds that task, and otherwise fits it exactly as
 the experiment does (``benchmarks/_fold.py``: the runner's task, data, discretization and model, at this commit);
-then, as a control, DBL² started at weights 0 (:data:`ZERO`) on the same datasets. It writes, into ``zaidi_dbl_rerun/figures/`` (and goes on from them when run again):
+then, as a control, DBL² started at weights 0 (:data:`ZERO`) on the same datasets. It writes, into
+``zaidi_dbl_rerun/figures/`` (and goes on from them when run again):
 
 ``reach.csv``
     one row per fit: its iterations (``n_iter``, where ``stop=ebnc`` ended it), its training NLL before the first
@@ -19,9 +20,9 @@ then, as a control, DBL² started at weights 0 (:data:`ZERO`) on the same datase
     ``nll_uniform`` above the fit's final NLL (a scale shared by the pair); ``source`` is ``store2`` or
     ``refit <commit>``.
 ``reach_summary.csv``
-    per pair (DBLⁿ, LRⁿ; and the control against LR²): on how many datasets DBLⁿ reaches each level in fewer / as many / more iterations than
-    LRⁿ, the two-tailed sign test of fewer against more and the geometric mean of the ratios; and the same for
-    ``n_iter``.
+    per pair (DBLⁿ, LRⁿ; and the control against LR²): on how many datasets DBLⁿ reaches each level in fewer /
+    as many / more iterations than LRⁿ, the two-tailed sign test of fewer against more and the geometric mean of
+    the ratios; and the same for ``n_iter``.
 ``curves.csv``
     the figures' datasets' paths: training NLL and objective at about 300 iterations spread evenly on the
     figures' log axis (every iteration up to 100, the last one always).
@@ -206,7 +207,8 @@ def draw(out: Path) -> list[Path]:
                                                        title="Fig. 13: training time, Little datasets")}
     c = pd.read_csv(out / "curves.csv")
     figs["fig15_dbl2_lr2"] = convergence_figure(_panels(c, FIG15, ["DBL2", "LR2", ZERO]),
-                                                title="Fig. 15: DBL² and LR², round 0 fold 0")
+                                                title="Fig. 15: DBL² (from AnJE's weights and from 0) and LR², "
+                                                      "round 0 fold 0")
     figs["fig16_dbl3_lr3"] = convergence_figure(_panels(c, FIG16, ["DBL3", "LR3"]),
                                                 title="Fig. 16: DBL³ and LR³, round 0 fold 0")
     n = _panels(c, [FIG17], ["DBL1", "LR1", "DBL2", "LR2", "DBL3", "LR3"]).get(FIG17, {})
