@@ -76,3 +76,19 @@ def test_committed_reach_summary_is_the_scripts_and_the_page_shows_it():
         assert med == f"{r.median_dbl:g} / {r.median_lr:g}"
         shown += 1
     assert shown >= 6
+
+
+def test_objective_reach_reads_the_kept_iterations_against_lr2s_scale():
+    c = pd.DataFrame({"dataset": "d", "model": "DBL2", "iter": [0, 1, 2, 50, 120],
+                      "nll": 0.0, "obj": [20.0, 11.0, 10.05, 10.0005, 10.0]})
+    r = pd.DataFrame({"dataset": ["d"], "model": ["LR2"], "nll_uniform": [100.0]})
+    row = zf.objective_reach(c, r, ["d", "e"], ["DBL2", "LR2"]).iloc[0]  # no curve: no row
+    assert (row.n_iter, row.obj_final) == (120, 10.0)
+    # within 0.1, 0.01, 0.001, 0.0001 of the final objective: iterations 2, 50, 50 and 120
+    assert [row[k] for k in zf.OBJ_LEVELS] == [2, 50, 50, 120]
+
+
+def test_committed_objective_reach_is_the_scripts():
+    c, r = pd.read_csv(FIGURES / "curves.csv"), pd.read_csv(FIGURES / "reach.csv")
+    again = zf.objective_reach(c, r, zf.FIG15, ["DBL2", zf.ZERO, "LR2"])
+    pd.testing.assert_frame_equal(again, pd.read_csv(FIGURES / "objective_reach.csv"), check_dtype=False)
