@@ -343,21 +343,22 @@ def pair_iterations_summary(table: pd.DataFrame, subsets: Mapping[str, Sequence[
             tw, to = s["train_time_w"].to_numpy(float), s["train_time_other"].to_numpy(float)
             row = {"w_model": w, "other_model": o, "subset": subset, "n_datasets": len(s),
                    "iter_fewer": int((iw < io).sum()), "iter_equal": int((iw == io).sum()),
-                   "iter_more": int((iw > io).sum()), "iter_ratio_geomean": _geomean_ratio(iw, io),
+                   "iter_more": int((iw > io).sum()), "iter_ratio_geomean": geomean_ratio(iw, io),
                    "time_less": int((tw < to).sum()), "time_more": int((tw > to).sum()),
-                   "time_ratio_geomean": _geomean_ratio(tw, to)}
+                   "time_ratio_geomean": geomean_ratio(tw, to)}
             if cpu:
                 cw, co = s["train_cpu_w"].to_numpy(float), s["train_cpu_other"].to_numpy(float)
                 both = np.isfinite(cw) & np.isfinite(co)
                 cw, co = cw[both], co[both]
                 row.update(cpu_datasets=int(both.sum()), cpu_less=int((cw < co).sum()), cpu_more=int((cw > co).sum()),
-                           cpu_ratio_geomean=_geomean_ratio(cw, co))
+                           cpu_ratio_geomean=geomean_ratio(cw, co))
             rows.append(row)
     return pd.DataFrame(rows, columns=["w_model", "other_model", "subset", "n_datasets", "iter_fewer", "iter_equal",
                                        "iter_more", "iter_ratio_geomean", "time_less", "time_more",
                                        "time_ratio_geomean"] + (CPU_SUMMARY if cpu else []))
 
 
-def _geomean_ratio(a: np.ndarray, b: np.ndarray) -> float:
+def geomean_ratio(a: np.ndarray, b: np.ndarray) -> float:
+    """Geometric mean of ``a / b`` over the entries where both are positive and finite (NaN where none is)."""
     keep = (a > 0) & (b > 0) & np.isfinite(a) & np.isfinite(b)
     return float(np.exp(np.mean(np.log(a[keep] / b[keep])))) if keep.any() else math.nan

@@ -81,9 +81,10 @@ def path(trace: list[dict]) -> pd.DataFrame:
     return t[["nll", "obj"]].reindex(range(int(t.index[-1]) + 1)).ffill()
 
 
-def reach(nll: np.ndarray, uniform: float) -> dict:
-    """``reach_*``: the first iteration whose NLL is within each level of ``uniform`` above the final NLL."""
-    return {k: int(np.argmax(nll - nll[-1] <= e * uniform)) for k, e in LEVELS.items()}
+def reach(values: np.ndarray, uniform: float, levels: dict = LEVELS) -> dict:
+    """Per level: the first position whose value is within ``level * uniform`` of the last value (``reach_*``: the
+    first iteration whose NLL is within each of :data:`LEVELS` of ``uniform`` above the final NLL)."""
+    return {k: int(np.argmax(values - values[-1] <= e * uniform)) for k, e in levels.items()}
 
 
 def _stored() -> pd.DataFrame:
@@ -121,7 +122,7 @@ def fit(out: Path) -> None:
     have = {k: pd.read_csv(f) if f.is_file() else pd.DataFrame() for k, f in files.items()}
     done = set(map(tuple, have["reach"][["dataset", "model"]].to_numpy())) if len(have["reach"]) else set()
     stored, commit = _stored(), environment().get("commit")
-    drawn = {(d, n) for d in FIG15 for n in (2,)} | {(d, 3) for d in FIG16} | {(FIG17, n) for n in (1, 2, 3)}
+    drawn = {(d, 2) for d in FIG15} | {(d, 3) for d in FIG16} | {(FIG17, n) for n in (1, 2, 3)}
     tasks = _tasks()
     tasks += sorted(drawn - set(tasks))  # musk1's n = 3: drawn, not yet in the tables
     for dataset, n in tasks + [(d, 0) for d, n in tasks if n == 2]:  # then the control, DBL2 from 0
@@ -158,6 +159,7 @@ def fit(out: Path) -> None:
 
 def reach_summary(r: pd.DataFrame) -> pd.DataFrame:
     """Per pair and measure: DBLⁿ fewer / as many / more iterations than LRⁿ over the datasets, sign test, ratio."""
+    from bncbench.report.convergence import geomean_ratio
     from bncbench.report.stats import sign_test
 
     rows = []
@@ -170,10 +172,9 @@ def reach_summary(r: pd.DataFrame) -> pd.DataFrame:
         for col in ["n_iter", *LEVELS]:
             x, y = a.loc[both, col].to_numpy(float), b.loc[both, col].to_numpy(float)
             fewer, more = int((x < y).sum()), int((x > y).sum())
-            pos = (x > 0) & (y > 0)
             rows.append({"pair": f"{w} vs {o}", "measure": col, "n_datasets": len(both), "fewer": fewer,
                          "equal": int((x == y).sum()), "more": more, "p": sign_test(fewer, more),
-                         "ratio_geomean": float(np.exp(np.mean(np.log(x[pos] / y[pos])))),
+                         "ratio_geomean": geomean_ratio(x, y),
                          "median_dbl": float(np.median(x)), "median_lr": float(np.median(y))})
     return pd.DataFrame(rows)
 
@@ -190,7 +191,7 @@ def objective_reach(c: pd.DataFrame, r: pd.DataFrame, datasets: list[str], model
                 continue
             it, obj = s["iter"].to_numpy(), s["obj"].to_numpy()
             rows.append({"dataset": d, "model": m, "n_iter": int(it[-1]), "obj_final": obj[-1],
-                         **{k: int(it[np.argmax(obj - obj[-1] <= e * uniform[d])]) for k, e in OBJ_LEVELS.items()}})
+                         **{k: int(it[i]) for k, i in reach(obj, uniform[d], OBJ_LEVELS).items()}})
     return pd.DataFrame(rows)
 
 

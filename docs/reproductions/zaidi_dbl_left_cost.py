@@ -27,7 +27,10 @@ import pandas as pd
 
 from bncbench.harness.store import load_stores
 
-HERE = Path(__file__).parent / "zaidi_dbl_rerun"
+HERE = Path(__file__).resolve().parent / "zaidi_dbl_rerun"
+sys.path.insert(1, str(HERE.parents[2] / "benchmarks"))
+
+from bench_big_fold import costs  # noqa: E402  (a capped fit's set-up and per-evaluation CPU seconds)
 N2 = {"DBL3": "DBL2", "LR3": "LR2"}
 QUARTILES = (0.25, 0.5, 0.75)
 FOLDS = 10
@@ -38,8 +41,7 @@ def main() -> None:
     iters = summary.pivot(index="dataset", columns="model", values="n_iter")
     capped = pd.DataFrame([*json.loads((HERE / "big_cost" / "little_left.json").read_text()),
                            *json.loads((HERE / "big_cost" / "musk1_capped.json").read_text())])
-    capped["eval_cpu"] = capped["opt_s"] / capped["n_fev"] * capped["fit_cpu"] / capped["fit_s"]
-    capped["setup_cpu"] = capped["fit_cpu"] - capped["opt_s"] * capped["fit_cpu"] / capped["fit_s"]
+    capped[["setup_cpu", "eval_cpu"]] = [costs(r)[2:] for r in capped.to_dict("records")]
     capped = capped.set_index(["dataset", "model"])
     musk1 = load_stores([HERE / "store2"]).query("dataset == 'musk1' and status == 'ok'")
     rows = []
