@@ -127,7 +127,10 @@ def _dispatch(cmd: str, rest: list[str]) -> int:
     from bncbench.errors import BNCBenchError
 
     if cmd == "run":
+        from bncbench.engine.checkpoint import request_save_here_and_below, save_on_signal
         from bncbench.harness.app import run_cli
+
+        save_on_signal(request_save_here_and_below)  # SIGUSR1: the run's fits save now, here and in its workers
 
         return run_cli(rest)
     if cmd == "data":

@@ -5,7 +5,10 @@ stopped ends: the same parameters, probabilities, iteration count and trace (but
 Checked on DBL² (our stepping of scipy's L-BFGS-B against ``scipy.optimize.minimize``, kills at
 several iterations, a file of another fit left aside), through the runner (a task killed in its
 fit, then run again: the record equals an uninterrupted run's, and the file is gone) and on Dask
-(a worker killed in the fit: its task, given to another worker, goes on from the checkpoint).
+(a worker killed in the fit: its task, given to another worker, goes on from the checkpoint). A fit
+stopped by an interrupt (Ctrl-C, SIGTERM, a SLURM requeue's ``SystemExit``) saves where it was, and
+SIGUSR1 makes fits save now: the same bits as a periodic save, through the CLI with real signals and
+through submitit's requeue.
 """
 
 import errno
@@ -324,3 +327,317 @@ def test_unreadable_file_is_left_aside(toy, tmp_path, capsys):
         got = _fit(toy)
     assert ck.resumed == [] and "cannot be read" in capsys.readouterr().err
     _same_fit(got, _fit(toy), toy[0])
+
+
+def _arrays(path):
+    """A checkpoint's arrays but its clocks (``elapsed``, ``cpu``, the trace's times): what the fit goes on from."""
+    with np.load(path) as z:
+        out = {k: z[k] for k in z.files if k not in ("elapsed", "cpu")}
+    trace = [{k: v for k, v in r.items() if k != "time"} for r in json.loads(str(out["trace"]))]
+    return {**out, "trace": np.array(json.dumps(trace))}
+
+
+def _saved_at(toy, tmp_path, iteration, **kw):
+    """The arrays of the periodic save (``every=0``) of iteration ``iteration`` of ``_fit(toy, **kw)``."""
+    prefix = tmp_path / "periodic" / "r0f0-key"
+    prefix.parent.mkdir()
+    real = checkpoint.Saver.maybe_save
+
+    def then_killed(self, state, *args):
+        saved = real(self, state, *args)
+        if state.n_iter == iteration:
+            raise Killed
+        return saved
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(checkpoint.Saver, "maybe_save", then_killed)
+        with pytest.raises(Killed), checkpoint.fit_checkpoint(prefix, every=0.0):
+            _fit(toy, **kw)
+    return _arrays(checkpoint.files(prefix)[0])
+
+
+def _interrupt_at(monkeypatch, n_evaluations, exc):
+    """``Problem.fg`` raises ``exc`` in its evaluation ``n_evaluations + 1`` (counted as the problem counts them);
+    returns the iteration that evaluation belongs to's start: filled in when it is raised."""
+    fg, at = Problem.fg, {}
+
+    def interrupted(self, x):
+        if self.n_fev >= n_evaluations and self._lookup(x, True) is None:
+            at["n_fev"] = self.n_fev
+            raise exc()
+        return fg(self, x)
+
+    monkeypatch.setattr(Problem, "fg", interrupted)
+    return at
+
+
+def _terminated():
+    from bncbench.__main__ import Terminated
+
+    return Terminated
+
+
+@pytest.mark.parametrize(("exc", "n_evaluations", "later_trial"),
+                         [(KeyboardInterrupt, 3, False), (SystemExit, 7, True), ("terminated", 40, False)])
+def test_an_interrupted_fit_saves_where_it_was_and_goes_on_to_the_same_end(toy, tmp_path, monkeypatch, capsys, exc,
+                                                                           n_evaluations, later_trial):
+    """Ctrl-C, ``SystemExit`` (submitit's requeue) or SIGTERM (``Terminated``) in an evaluation: with no save due
+    (``every`` a day), the state as the interrupted iteration began is saved, the same bits as a periodic save at
+    that iteration's start, and the fit goes on from it to the uninterrupted end. Evaluation 8 is the second trial
+    of iteration 6's line search (``later_trial``): the driver's evaluation count, one up then, is set back."""
+    exc = _terminated() if exc == "terminated" else exc
+    ref = _fit(toy)
+    prefix = tmp_path / "r0f0-key"
+    at = _interrupt_at(monkeypatch, n_evaluations, exc)
+    with pytest.raises(exc), checkpoint.fit_checkpoint(prefix, every=86400.0):
+        _fit(toy)
+    monkeypatch.undo()
+    (saved,) = checkpoint.files(prefix)
+    got_arrays = _arrays(saved)
+    began = int(got_arrays["n_iter"])  # the iteration the interrupt stopped began after this many
+    assert ref.trace_[began]["n_fev"] <= at["n_fev"] < ref.trace_[began + 1]["n_fev"]
+    assert (at["n_fev"] > ref.trace_[began]["n_fev"]) == later_trial
+    assert f"interrupted; saved the checkpoint at iteration {began}" in capsys.readouterr().err
+    if began > 0:  # (a periodic save comes at the end of an iteration, none before the first)
+        want = _saved_at(toy, tmp_path, began)
+        assert sorted(got_arrays) == sorted(want)
+        for k in want:
+            np.testing.assert_array_equal(got_arrays[k], want[k], err_msg=k)
+    with checkpoint.fit_checkpoint(prefix, every=86400.0) as ck:
+        got = _fit(toy)
+    assert ck.resumed == [began]
+    _same_fit(got, ref, toy[0])
+    assert got.n_fev_ == ref.n_fev_
+
+
+def test_setulb_saves_nothing_on_interrupt(toy, tmp_path, monkeypatch):
+    """``driver=setulb``: its work arrays hold a line search in progress during an evaluation, which no save could go
+    on from; an interrupt leaves the last periodic save (here none) as it is."""
+    prefix = tmp_path / "r0f0-key"
+    _interrupt_at(monkeypatch, 17, KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt), checkpoint.fit_checkpoint(prefix, every=86400.0):
+        _fit(toy, optimizer_options={"driver": "setulb"})
+    assert checkpoint.files(prefix) == []
+
+
+def test_a_save_asked_for_comes_at_the_end_of_the_iteration_and_the_fit_goes_on(toy, tmp_path, monkeypatch, capsys):
+    """SIGUSR1 (``save_on_signal``): the fit saves at the end of the iteration it is in, whatever ``every``, goes on to
+    the uninterrupted end, and saves no more; the file is a periodic save's of that iteration."""
+    import threading
+
+    if not hasattr(signal, "SIGUSR1") or threading.current_thread() is not threading.main_thread():
+        pytest.skip("no SIGUSR1 here, or not the main thread")
+    ref = _fit(toy)
+    previous = signal.getsignal(signal.SIGUSR1)
+    signal.signal(signal.SIGUSR1, signal.SIG_DFL)  # (a test before may have installed it: as in a new process)
+    try:
+        assert checkpoint.save_on_signal()
+        fg, asked = Problem.fg, {}
+
+        def asking(self, x):
+            if self.n_fev == 12 and not asked:
+                asked["n_fev"] = self.n_fev
+                os.kill(os.getpid(), signal.SIGUSR1)  # the handler runs in this thread, before the next bytecode
+            return fg(self, x)
+
+        monkeypatch.setattr(Problem, "fg", asking)
+        prefix = tmp_path / "r0f0-key"
+        with checkpoint.fit_checkpoint(prefix, every=86400.0):
+            got = _fit(toy)
+        monkeypatch.undo()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    _same_fit(got, ref, toy[0])
+    end = next(i for i, r in enumerate(ref.trace_) if r["n_fev"] > asked["n_fev"])  # the iteration it was asked in
+    (saved,) = checkpoint.files(prefix)
+    assert int(_arrays(saved)["n_iter"]) == end
+    assert capsys.readouterr().err.count("as asked (SIGUSR1)") == 1
+    want = _saved_at(toy, tmp_path, end)
+    got_arrays = _arrays(saved)
+    for k in want:
+        np.testing.assert_array_equal(got_arrays[k], want[k], err_msg=k)
+
+
+def test_a_save_asked_for_before_a_task_is_not_its_to_serve(tmp_path):
+    """Requests counted before a task's checkpoint began (served by the fits then running, or by none) do not make
+    its first iteration save; one made during the task does, once."""
+    now = {"t": 0.0}
+    checkpoint.request_save()
+    ck = checkpoint.FitCheckpoint(tmp_path / "p", every=60.0, clock=lambda: now["t"])
+    saver = ck.begin("fp", lbfgsb.State)
+    state = lbfgsb.State.start(np.zeros(3), 2)
+    first = saver.maybe_save(state, [], 0, 1.0, 1.0)
+    checkpoint.request_save()
+    assert [first, saver.maybe_save(state, [], 0, 2.0, 2.0), saver.maybe_save(state, [], 0, 3.0, 3.0)] == \
+        [False, True, False]
+
+
+_SLOWED = """import os, sys, time
+from bncbench.engine import checkpoint
+from bncbench.engine.problem import Problem
+fg = Problem.fg
+def slowed(self, x):  # from the 6th evaluation on: waits for SIGUSR1, then, once saved, for SIGTERM
+    ck = checkpoint.active()
+    if self.n_fev >= 5 and ck is not None:
+        open(sys.argv[1], "a").close()
+        while checkpoint._REQUESTS == 0:
+            time.sleep(0.02)
+        if ck.files():
+            time.sleep(600)
+    return fg(self, x)
+Problem.fg = slowed
+from bncbench.__main__ import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="no SIGUSR1 on this platform")
+def test_the_cli_saves_when_asked_and_when_stopped_and_its_rerun_goes_on_to_the_uninterrupted_record(tmp_path):
+    """``python -m bncbench run`` (real signals, serial tasks, no periodic save due): SIGUSR1 makes the fit save and go
+    on, SIGTERM stops the run (exit 143) after a save where the fit was, and the rerun goes on from that save to the
+    records of a run never stopped."""
+    import subprocess
+    import sys
+    import threading
+    import time
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    args = ["run", "structure=anje", "structure.n=2", "param=weighted", "dataset.names=[sklearn-wine]",
+            "cv.rounds=1", "progress=false", "checkpoint_every=86400", "name=t"]
+    env = {**os.environ, "PYTHONPATH": str(repo), "MPLBACKEND": "Agg"}
+    script, started = tmp_path / "slowed.py", tmp_path / "started"
+    script.write_text(_SLOWED)
+    proc = subprocess.Popen([sys.executable, str(script), str(started), *args, f"results_dir={tmp_path / 'res'}"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+
+    def wait_for(cond, what):
+        deadline = time.monotonic() + 120
+        while not cond() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert cond(), f"{what}: {''.join(lines)[-3000:]}"
+
+    try:
+        wait_for(started.exists, "the fit did not start")
+        proc.send_signal(signal.SIGUSR1)
+        wait_for(lambda: any("as asked (SIGUSR1)" in line for line in lines), "no save when asked")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=10)
+    err = "".join(lines)
+    assert proc.returncode == 143, err[-3000:]
+    assert "interrupted; saved the checkpoint at iteration" in err and "stopped by SIGTERM" in err
+    (saved,) = (tmp_path / "res").rglob("*.fit0.npz")
+    with np.load(saved) as z:
+        at = int(z["n_iter"])
+    # the fit waited in the iteration after the asked save: the interrupt saved the same iteration's end
+    assert f"saved the checkpoint at iteration {at}, as asked (SIGUSR1)" in err
+    assert f"interrupted; saved the checkpoint at iteration {at}:" in err
+    runs = {}
+    for root in ("res", "ref"):
+        runs[root] = subprocess.run([sys.executable, "-m", "bncbench", *args, f"results_dir={tmp_path / root}"],
+                                    cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert runs[root].returncode == 0, runs[root].stderr[-3000:]
+    assert f"going on from the checkpoint at iteration {at} " in runs["res"].stderr
+    from bncbench.harness.store import record_files
+
+    got = {p.name: json.loads(p.read_text()) for p in record_files(tmp_path / "res" / "t")}
+    ref = {p.name: json.loads(p.read_text()) for p in record_files(tmp_path / "ref" / "t")}
+    assert sorted(got) == sorted(ref) and len(got) == 2
+    resumed = [name for name, r in got.items() if r.get("resumed")]
+    assert len(resumed) == 1 and got[resumed[0]]["resumed"] == [at] and at > 0
+    for name in got:
+        for k in ("zero_one", "rmse", "n_iter", "n_fev", "train_cll"):
+            assert got[name][k] == ref[name][k], (name, k)
+    assert list((tmp_path / "res").rglob("*.fit*.npz")) == []
+
+
+def _slowed_the_first_time(args):
+    """A job of :func:`test_a_requeued_slurm_element_goes_on_from_where_its_fit_was_signalled`: ``run_task`` on
+    ``task``; the first time its fit's sixth evaluation waits for the signal of the time limit (up to 10 minutes)."""
+    import time
+
+    from bncbench.harness.runner import run_task
+
+    marker, root, task = args
+    if not os.path.exists(marker):
+        open(marker, "w").close()
+        fg = Problem.fg
+
+        def slowed(self, x):
+            if self.n_fev >= 5 and checkpoint.active() is not None:  # (not the runner's warm-up fit)
+                time.sleep(600.0)  # submitit's handler raises SystemExit in it
+            return fg(self, x)
+
+        Problem.fg = slowed  # this job's process only
+    return run_task(task, root, checkpoint_every=86400.0)
+
+
+@pytest.mark.skipif(find_spec("submitit") is None, reason="submitit is not installed (.[slurm])")
+def test_a_requeued_slurm_element_goes_on_from_where_its_fit_was_signalled(tmp_path, monkeypatch):
+    """At an element's time limit submitit's signal handler raises ``SystemExit`` in the fit; the fit saves where it
+    was (no periodic save due: ``checkpoint_every`` a day) and the requeued element goes on from there to the record
+    of a task never stopped. submitit's local processes, signalled 20 s before a 45 s limit (time for a loaded machine
+    to start the job and reach the fit)."""
+    import submitit
+
+    from bncbench.executors.slurm import RunBatch
+    from bncbench.harness.runner import run_task
+
+    task = _wine_task()
+    run_task(task, tmp_path / "ref", checkpoint_every=None)
+    here = os.path.dirname(__file__)  # the job unpickles this module's function
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
+    ex = submitit.LocalExecutor(folder=tmp_path / "sub", max_num_timeout=2)
+    ex.update_parameters(timeout_min=0.75, signal_delay_s=20)
+    marker = str(tmp_path / "slowed")
+    (rec,) = ex.submit(RunBatch(_slowed_the_first_time), [(marker, str(tmp_path / "res"), task)]).result()
+    began = max(r["iter"] for r in _record(tmp_path / "ref")[0]["trace"] if r["n_fev"] <= 5)  # the 6th's iteration
+    assert os.path.exists(marker) and rec.resumed == [began] and began > 0
+    _same_record(_record(tmp_path / "res"), _record(tmp_path / "ref"))
+
+
+_ASKED_CHILD = """import sys, time
+from bncbench.engine import checkpoint
+if sys.argv[1] == "saving":
+    assert checkpoint.save_on_signal()
+print("ready", flush=True)
+deadline = time.monotonic() + 60
+while checkpoint._REQUESTS == 0 and time.monotonic() < deadline:
+    time.sleep(0.02)
+print("asked" if checkpoint._REQUESTS else "never asked", flush=True)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="no Linux /proc: SIGUSR1 is not passed on here")
+def test_a_run_passes_sigusr1_on_to_the_children_that_save_and_to_no_other(tmp_path):
+    """The run's handler (``request_save_here_and_below``) sends SIGUSR1 to its child processes that catch it (a
+    worker that ran a task), not to those it would end (loky's resource trackers, Dask's processes)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    kids = {how: subprocess.Popen([sys.executable, "-c", _ASKED_CHILD, how], stdout=subprocess.PIPE, text=True,
+                                  env=env) for how in ("saving", "default")}
+    try:
+        for proc in kids.values():
+            assert proc.stdout.readline().strip() == "ready"
+        assert checkpoint.saving_children(os.getpid()) == [kids["saving"].pid]
+        before = checkpoint._REQUESTS
+        checkpoint.request_save_here_and_below()
+        assert checkpoint._REQUESTS == before + 1  # this process's own fits too
+        assert kids["saving"].communicate(timeout=60)[0].strip() == "asked"
+        assert kids["saving"].returncode == 0
+        assert kids["default"].poll() is None  # not signalled: SIGUSR1 would have ended it
+    finally:
+        for proc in kids.values():
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()

@@ -20,6 +20,16 @@ vectors and its integer work array): about 65 MB for DBL³ on connect-4, 1.9 GB 
 default of one save every 30 minutes that is seconds an hour. A save that cannot be written (a full disk)
 is skipped with one line and tried again at the next interval; the fit goes on. The runner removes the
 files once the task's record is written.
+
+Two more saves, so that stopping a fit costs at most the iteration it was in, not up to ``every`` seconds:
+
+* **on interrupt**: when Ctrl-C, SIGTERM (:class:`bncbench.__main__.Terminated`) or ``SystemExit`` (submitit's
+  requeue at a SLURM time limit) stops an evaluation of the default driver's line search, the state as the
+  iteration began is saved before the interrupt goes on (:func:`bncbench.engine.lbfgs_compact.run`'s
+  ``on_interrupt``; not with ``driver=setulb``, whose work arrays then hold a line search in progress);
+* **on request**: SIGUSR1 (:func:`save_on_signal`, installed by the runner's tasks and by ``python -m bncbench
+  run``, which passes it on to its joblib workers) asks every fit of the process to save at the end of its
+  current iteration and go on: ``kill -USR1 <pid of the run>`` before a machine is shut down or a session ends.
 """
 
 from __future__ import annotations
@@ -27,7 +37,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import signal
 import sys
+import threading
 import time
 import zipfile
 from dataclasses import fields
@@ -72,6 +85,95 @@ EVERY = 1800.0
 """Seconds between saves, unless a run says otherwise (the run config's ``checkpoint_every``)."""
 
 _ACTIVE: "FitCheckpoint | None" = None
+_REQUESTS = 0  # requests to save now in this process (request_save); each saver serves those it has not served
+
+
+def request_save(signum=None, frame=None) -> None:  # noqa: ARG001 - a signal handler's signature
+    """Ask every fit of this process to save its checkpoint at the end of its current iteration, whatever ``every``.
+
+    The handler of SIGUSR1 (:func:`save_on_signal`). A request made while no fit optimizes is served by
+    the next fit of the process, at its first iteration.
+
+    Parameters
+    ----------
+    signum, frame : optional
+        A signal handler's arguments (unused).
+    """
+    global _REQUESTS
+    _REQUESTS += 1
+
+
+def request_save_here_and_below(signum=None, frame=None) -> None:  # noqa: ARG001 - a signal handler's signature
+    """:func:`request_save` in this process, and SIGUSR1 to every child process that handles it
+    (:func:`saving_children`): the handler of a run's main process, whose tasks may run in worker processes
+    (``executor=joblib``).
+
+    Parameters
+    ----------
+    signum, frame : optional
+        A signal handler's arguments (unused).
+    """
+    request_save()
+    for pid in saving_children(os.getpid()):
+        with contextlib.suppress(OSError):  # (a worker that just ended)
+            os.kill(pid, signal.SIGUSR1)
+
+
+def saving_children(pid: int) -> list[int]:
+    """The child processes of ``pid`` that catch SIGUSR1 (loky's workers once they ran a task; not its resource
+    trackers, nor Dask's processes, which SIGUSR1 would end). From Linux's ``/proc``; elsewhere none.
+
+    Parameters
+    ----------
+    pid : int
+        A process.
+
+    Returns
+    -------
+    list of int
+        Their pids, in order.
+    """
+    usr1 = getattr(signal, "SIGUSR1", None)
+    kids: set[int] = set()
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    for tid in threads:
+        with contextlib.suppress(OSError, ValueError):
+            kids.update(int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split())
+    out = []
+    for kid in sorted(kids):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            caught = next(line for line in Path(f"/proc/{kid}/status").read_text().splitlines()
+                          if line.startswith("SigCgt:"))
+            if usr1 is not None and int(caught.split()[1], 16) >> (int(usr1) - 1) & 1:
+                out.append(kid)
+    return out
+
+
+def save_on_signal(handler=request_save) -> bool:
+    """From now on SIGUSR1 calls ``handler`` in this process (instead of ending it, its default).
+
+    Installed only from the main thread, where SIGUSR1 exists and still has its default action (a
+    handler of the embedding program is left as it is); it stays for the life of the process.
+
+    Parameters
+    ----------
+    handler : callable, default=request_save
+        :func:`request_save` (a task's process), or :func:`request_save_here_and_below` (a run's main process).
+
+    Returns
+    -------
+    bool
+        Whether SIGUSR1 calls ``handler`` in this process now.
+    """
+    usr1 = getattr(signal, "SIGUSR1", None)
+    if usr1 is None or threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(usr1) is signal.SIG_DFL:
+        signal.signal(usr1, handler)
+    return signal.getsignal(usr1) is handler
 
 
 class FitCheckpoint:
@@ -122,6 +224,7 @@ class FitCheckpoint:
         self.credited = 0.0
         self.credited_cpu: float | None = 0.0
         self._next = 0  # the index of the next optimization
+        self.served = _REQUESTS  # requests to save (request_save) made before this task: not its to serve
 
     def path(self, i: int) -> Path:
         """The file of optimization ``i``.
@@ -228,7 +331,8 @@ class Saver:
              f"({elapsed / 60:.1f} min of optimizing before)")
 
     def maybe_save(self, state, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
-        """Save the state if ``every`` seconds have passed since the start or the last save.
+        """Save the state if ``every`` seconds have passed since the start or the last save, or a save was asked for
+        (:func:`request_save`, SIGUSR1) since.
 
         Parameters
         ----------
@@ -246,13 +350,46 @@ class Saver:
         Returns
         -------
         bool
-            Whether it saved. A file that cannot be written (a full disk: a save of DBL³ on
-            optdigits is 3.6 GB) is not saved, the previous one stays, the fit goes on and the
-            next interval tries again; the first failure of the fit says so in one line.
+            Whether it saved (:meth:`save`; a save that was asked for says so in one line). A file that cannot
+            be written (a full disk: a save of DBL³ on optdigits is 3.6 GB) is not saved, the fit goes on and
+            the next interval tries again.
         """
         now = self.owner.clock()
-        if now - self._last < self.owner.every:
+        asked = _REQUESTS > self.owner.served
+        if not asked and now - self._last < self.owner.every:
             return False
+        self.owner.served = _REQUESTS
+        saved = self.save(state, trace, n_fev, elapsed, cpu)
+        if saved and asked:
+            _say(f"{self.owner.label}: saved the checkpoint at iteration {state.n_iter}, as asked (SIGUSR1)")
+        return saved
+
+    def save_interrupted(self, state, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
+        """Save the state of an interrupted optimization (the arguments of :meth:`maybe_save`), whatever the clock.
+
+        ``state`` must be as at the end of an iteration (:func:`bncbench.engine.lbfgs_compact.run`'s
+        ``on_interrupt``), ``trace`` and ``n_fev`` as they were then.
+
+        Returns
+        -------
+        bool
+            Whether it saved; says so in one line on stderr.
+        """
+        saved = self.save(state, trace, n_fev, elapsed, cpu)
+        if saved:
+            _say(f"{self.owner.label}: interrupted; saved the checkpoint at iteration {state.n_iter}: "
+                 "the next run goes on from it")
+        return saved
+
+    def save(self, state, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
+        """Write the checkpoint now (atomically; the arguments of :meth:`maybe_save`).
+
+        Returns
+        -------
+        bool
+            Whether it saved: a file that cannot be written is not, the previous one stays, and the
+            first failure of the fit says so in one line.
+        """
         from bncbench.atomic import atomic_file
 
         try:

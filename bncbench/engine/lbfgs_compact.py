@@ -163,7 +163,8 @@ class State(SavedState):
 
 
 def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls: int, maxiter: int, maxfun: int,
-        on_iteration: Callable[[State], None] | None = None) -> State:
+        on_iteration: Callable[[State], None] | None = None,
+        on_interrupt: Callable[[State], None] | None = None) -> State:
     """Run the iteration from ``state`` to its end; the arguments are those of :func:`bncbench.engine.lbfgsb.run`.
 
     Parameters
@@ -180,6 +181,13 @@ def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls
     on_iteration : callable, optional
         Called with ``state`` after every iteration (its ``status`` not :data:`RUNNING` when the
         iteration ends the fit): the place to record a trace and to save the state.
+    on_interrupt : callable, optional
+        Called with ``state`` when Ctrl-C, SIGTERM or ``SystemExit`` (:class:`KeyboardInterrupt` or
+        :class:`SystemExit`) stops an evaluation of the line search, before it propagates: ``state`` is
+        then as at the end of the last iteration (the line search changes nothing of it but the
+        evaluation count, which is set back), so a save of it goes on exactly as a save by
+        ``on_iteration`` would. Not called for an interrupt elsewhere (the direction, the update: a
+        small part of an iteration) nor for other exceptions.
 
     Returns
     -------
@@ -208,21 +216,28 @@ def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls
             search = DCSRCH(None, None, FTOL, GTOL, XTOL, 0.0, STPMAX)
             ft, gdt, task, trials = s.f, gd0, b"START", 0
             xt = gt = None
-            while True:
-                stp, ft, gdt, task = search._iterate(stp, ft, gdt, task)
-                if task[:2] != b"FG":
-                    ok = task[:4] in (b"CONV", b"WARN")
-                    break
-                if trials >= maxls:
-                    ok = False
-                    break
-                xt = d * stp
-                xt += s.x  # s.x + stp d, in one new array
-                ft, gt = fg(xt)
-                gt = np.asarray(gt, dtype=np.float64)
-                s.nfev += 1
-                trials += 1
-                gdt = float(gt @ d)
+            nfev0 = s.nfev
+            try:
+                while True:
+                    stp, ft, gdt, task = search._iterate(stp, ft, gdt, task)
+                    if task[:2] != b"FG":
+                        ok = task[:4] in (b"CONV", b"WARN")
+                        break
+                    if trials >= maxls:
+                        ok = False
+                        break
+                    xt = d * stp
+                    xt += s.x  # s.x + stp d, in one new array
+                    ft, gt = fg(xt)
+                    gt = np.asarray(gt, dtype=np.float64)
+                    s.nfev += 1
+                    trials += 1
+                    gdt = float(gt @ d)
+            except (KeyboardInterrupt, SystemExit):
+                s.nfev = nfev0  # the state as the iteration began: a run from it repeats this line search
+                if on_interrupt is not None:
+                    on_interrupt(s)
+                raise
         if not ok or xt is None:
             if s.col == 0:  # L-BFGS-B's abnormal end: the iterate before the search stays; no iteration counted
                 s.status = ABNORMAL

@@ -95,7 +95,8 @@ class State(SavedState):
 
 
 def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls: int, maxiter: int, maxfun: int,
-        on_iteration: Callable[[State], None] | None = None) -> State:
+        on_iteration: Callable[[State], None] | None = None,
+        on_interrupt: Callable[[State], None] | None = None) -> State:
     """Run L-BFGS-B (no bounds) from ``state`` to its end, as :func:`scipy.optimize.minimize` does.
 
     Parameters
@@ -115,6 +116,9 @@ def run(fg: Callable, state: State, *, m: int, factr: float, pgtol: float, maxls
         Called with ``state`` after every iteration (``minimize``'s callback point; ``state.task[0]``
         is :data:`STOP` when the iteration ends the fit): the place to record a trace and to save
         the state.
+    on_interrupt : callable, optional
+        Never called: during an evaluation ``setulb``'s work arrays hold a line search in progress, which
+        a saved state cannot go on from (:func:`bncbench.engine.lbfgs_compact.run` calls it).
 
     Returns
     -------

@@ -314,15 +314,23 @@ def _lbfgs_stepped(problem: Problem, x0: np.ndarray, f0: float, options: dict, t
     else:
         state = driver.State.start(x0, options["maxcor"])
 
+    def times():
+        return time.perf_counter() - tr.t0, None if tr.c0 is None else time.process_time() - tr.c0
+
+    at_iteration = [problem.n_fev]  # the evaluation count at the end of the last iteration (or at the start)
+
     def on_iteration(st):
         tr.record(st.x)
+        at_iteration[0] = problem.n_fev
         if saver is not None and not st.done:
-            saver.maybe_save(st, tr.trace, problem.n_fev, time.perf_counter() - tr.t0,
-                             None if tr.c0 is None else time.process_time() - tr.c0)
+            saver.maybe_save(st, tr.trace, problem.n_fev, *times())
+
+    def on_interrupt(st):  # st as the interrupted iteration began: the trace and count as they were then
+        saver.save_interrupted(st, tr.trace, at_iteration[0], *times())
 
     state = driver.run(fg or problem.fg, state, m=options["maxcor"], factr=options["ftol"] / EPS, pgtol=options["gtol"],
                        maxls=options["maxls"], maxiter=options["maxiter"], maxfun=options["maxfun"],
-                       on_iteration=on_iteration)
+                       on_iteration=on_iteration, on_interrupt=None if saver is None else on_interrupt)
     return state.x, tr.trace, state.n_iter
 
 

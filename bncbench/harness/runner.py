@@ -486,6 +486,7 @@ def run_task(task: Task, store_root: str | os.PathLike, progress_every: float | 
     from bncbench.executors.executor import on_abandon
 
     allocator.keep_freed_memory()  # once per process: the same numbers, fewer page faults
+    checkpoint.save_on_signal()  # once per process: SIGUSR1 asks its fits to save now (instead of ending it)
     on_abandon(_drop_running)
     store = ResultStore(store_root)
     label = f"{task.dataset['name']} / {task.model.label} r{task.round}f{task.fold}"
