@@ -157,11 +157,20 @@ def fit(out: Path) -> None:
         done |= {(dataset, m) for m in labels}
 
 
-def reach_summary(r: pd.DataFrame) -> pd.DataFrame:
-    """Per pair and measure: DBLⁿ fewer / as many / more iterations than LRⁿ over the datasets, sign test, ratio."""
+def signs(x: np.ndarray, y: np.ndarray, medians: tuple[str, str]) -> dict:
+    """Paired counts over datasets: how often ``x`` is below / equal to / above ``y``, the two-tailed sign test of
+    below against above, the geometric mean of ``x / y`` and the two medians (named ``medians``)."""
     from bncbench.report.convergence import geomean_ratio
     from bncbench.report.stats import sign_test
 
+    fewer, more = int((x < y).sum()), int((x > y).sum())
+    return {"n_datasets": len(x), "fewer": fewer, "equal": int((x == y).sum()), "more": more,
+            "p": sign_test(fewer, more), "ratio_geomean": geomean_ratio(x, y),
+            medians[0]: float(np.median(x)), medians[1]: float(np.median(y))}
+
+
+def reach_summary(r: pd.DataFrame) -> pd.DataFrame:
+    """Per pair and measure: DBLⁿ fewer / as many / more iterations than LRⁿ over the datasets, sign test, ratio."""
     rows = []
     for w, o in PAIRS:
         a = r[r["model"] == w].set_index("dataset")
@@ -171,11 +180,7 @@ def reach_summary(r: pd.DataFrame) -> pd.DataFrame:
             continue
         for col in ["n_iter", *LEVELS]:
             x, y = a.loc[both, col].to_numpy(float), b.loc[both, col].to_numpy(float)
-            fewer, more = int((x < y).sum()), int((x > y).sum())
-            rows.append({"pair": f"{w} vs {o}", "measure": col, "n_datasets": len(both), "fewer": fewer,
-                         "equal": int((x == y).sum()), "more": more, "p": sign_test(fewer, more),
-                         "ratio_geomean": geomean_ratio(x, y),
-                         "median_dbl": float(np.median(x)), "median_lr": float(np.median(y))})
+            rows.append({"pair": f"{w} vs {o}", "measure": col, **signs(x, y, ("median_dbl", "median_lr"))})
     return pd.DataFrame(rows)
 
 
