@@ -2,8 +2,8 @@
 
 By hand: a fit's row (the objective's and the NLL's levels, the penalty at the start) and the summary's counts; the
 committed ``start_objective.csv`` against ``reach.csv`` (the same fits, made by ``zaidi_dbl_figures.py --fit`` at an
-earlier commit: the same iterations, NLL levels and NLL); the committed summary against the script, and the page's
-table against the summary."""
+earlier commit: the same iterations, NLL levels and NLL) and ``start_objective_lam0.csv`` (without the penalty) on the
+datasets the script chooses; the committed summary against the script, and the page's table against the summary."""
 
 import sys
 from pathlib import Path
@@ -49,20 +49,27 @@ def test_the_committed_fits_are_reach_csvs_and_the_summary_the_scripts():
     assert (m["n_iter"] == m["n_iter_reach"]).all() and (m["reach_e3"] == m["reach_e3_reach"]).all()
     np.testing.assert_allclose(m["nll_final"], m["nll_final_reach"], rtol=1e-9)  # (reach.csv keeps 10 digits)
     assert (s.loc[s["start"] == "zero", "pen_start"] == 0).all() and (s["obj_final"] <= s["obj_start"]).all()
+    free = pd.read_csv(FIGURES / "start_objective_lam0.csv")  # without the penalty: the objective is the NLL
+    assert sorted(free["dataset"].unique()) == sorted(zs.loose(r)) and len(free) == 2 * len(zs.loose(r))
+    assert (free["pen_start"] == 0).all() and np.allclose(free["obj_final"], free["nll_final"], rtol=0, atol=0)
     committed = pd.read_csv(FIGURES / "start_objective_summary.csv")
-    pd.testing.assert_frame_equal(zs.summary(s), committed, check_exact=False, rtol=1e-5, check_dtype=False)
+    pd.testing.assert_frame_equal(zs.summaries(FIGURES), committed, check_exact=False, rtol=1e-5, check_dtype=False)
+
+
+def test_the_pages_table_is_the_summary():
+    committed = pd.read_csv(FIGURES / "start_objective_summary.csv").set_index(["fits", "measure"])
     doc = (REPO / "docs" / "reproductions" / "zaidi_dbl.md").read_text().splitlines()
-    i = next(k for k, line in enumerate(doc) if line.lstrip().startswith("| measure | datasets | from AnJE's weights"))
-    shown = 0
+    i = next(k for k, line in enumerate(doc) if line.lstrip().startswith("| fits | measure | datasets | from AnJE"))
+    shown = set()
     for line in doc[i + 2:]:
         line = line.strip()
         if not line.startswith("|"):
             break
-        measure, n, wdl, ratio, med = (c.strip() for c in line.strip("|").split("|"))
-        c = committed.set_index("measure").loc[measure.strip("`")]
+        fits, measure, n, wdl, ratio, med = (c.strip() for c in line.strip("|").split("|"))
+        c = committed.loc[(fits, measure.strip("`"))]
         p = "<0.001" if c.p < 0.001 else f"{c.p:.3f}"
         want = (c.n_datasets, f"{c.fewer:.0f}/{c.equal:.0f}/{c.more:.0f} ({p})", round(c.ratio_geomean, 3))
         assert (int(n), wdl.strip("*"), float(ratio)) == want
         assert wdl.startswith("**") == bool(c.p <= 0.05) and med == f"{c.median_anje:g} / {c.median_zero:g}"
-        shown += 1
-    assert shown == len(zs.MEASURES)
+        shown.add((fits, measure))
+    assert len(shown) == 9

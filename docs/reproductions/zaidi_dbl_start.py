@@ -2,7 +2,7 @@
 (``zaidi_dbl.md``, §6.3).
 
     BNCBENCH_DATA_DIR=/work/shared/datasets/uci NUMBA_NUM_THREADS=1 \\
-        python docs/reproductions/zaidi_dbl_start.py --fit      # the fits (about 15 CPU minutes), then the summary
+        python docs/reproductions/zaidi_dbl_start.py --fit      # the fits (about 20 CPU minutes), then the summary
     python docs/reproductions/zaidi_dbl_start.py                # the summary, from the committed fits only
 
 Started at AnJE's weights (footnote 3's start: the class row's weights 1, every pair's AnJE's exponent 1/(a-1)), DBL²
@@ -11,7 +11,10 @@ most datasets (``reach.csv``: round 0, fold 0). ``objective_reach.csv`` measured
 stopping rule watches, on Fig. 15's ten datasets only, at ``curves.csv``'s kept iterations. ``--fit`` fits round 0,
 fold 0 of DBL² from both starts (:data:`STARTS`) on every Little dataset of ``convergence.csv``, exactly as
 ``zaidi_dbl_figures.py --fit`` does (so the same iterations as ``reach.csv``), and keeps every iteration's objective.
-It writes, into ``zaidi_dbl_rerun/figures/`` (going on from it when run again):
+Then, to see whether the penalty is what slows the start at AnJE's weights, both starts again without it (``lam=0``)
+on the datasets where that problem is far from separable (:data:`LOOSE`: DBL²'s penalized fit ends at a training
+NLL above 5 % of N ln K; a nearly separable one has no finite optimum without the penalty). It writes, into
+``zaidi_dbl_rerun/figures/`` (going on from them when run again):
 
 ``start_objective.csv``
     one row per fit: ``start`` (``anje`` or ``zero``), ``n_iter`` (where ``stop=ebnc`` ended it), the training NLL
@@ -19,9 +22,12 @@ It writes, into ``zaidi_dbl_rerun/figures/`` (going on from it when run again):
     first iteration whose objective is within 1e-4, 1e-6 of ``nll_uniform`` above the fit's final objective,
     ``nll_uniform`` being LR²'s N ln K from ``reach.csv``) and ``reach_e3`` (the same for the NLL at 1e-3, as
     ``reach.csv`` measures it).
+``start_objective_lam0.csv``
+    the same without the penalty (the objective is then the NLL).
 ``start_objective_summary.csv``
-    per measure: on how many datasets the start at AnJE's weights needs fewer / as many / more iterations than the
-    start at 0, the two-tailed sign test and the geometric mean of the ratios.
+    per set of fits (``fits``: with the penalty on every dataset, with it on the :data:`LOOSE` ones, without it on
+    those) and measure: on how many datasets the start at AnJE's weights needs fewer / as many / more iterations than
+    the start at 0, the two-tailed sign test and the geometric mean of the ratios.
 """
 
 from __future__ import annotations
@@ -45,15 +51,27 @@ NLL = {"reach_e3": LEVELS["reach_e3"]}
 COLUMNS = ["dataset", "start", "n_iter", "nll_start", "nll_final", "obj_start", "obj_final", "pen_start",
            "nll_uniform", *OBJ, *NLL, "source"]
 MEASURES = ["n_iter", *OBJ, *NLL]
+LOOSE = 0.05
+"""The datasets fitted without the penalty too: those whose DBL² (``reach.csv``: penalized, from AnJE's weights) ends
+at a training NLL above this fraction of N ln K."""
+FILES = {"penalty": "start_objective.csv", "none": "start_objective_lam0.csv"}
+"""The fits with the authors' penalty (every dataset) and without it (:data:`LOOSE`)."""
 
 
-def _refit(dataset: str, start: str) -> list[dict]:
-    """Round 0, fold 0 of the experiment's ``DBL2`` from ``start`` (:data:`STARTS`), its trace."""
+def loose(reach_csv: pd.DataFrame) -> list[str]:
+    """The :data:`LOOSE` datasets of ``reach.csv``, in its order."""
+    r = reach_csv[reach_csv["model"] == "DBL2"]
+    return r.loc[r["nll_final"] > LOOSE * r["nll_uniform"], "dataset"].tolist()
+
+
+def _refit(dataset: str, start: str, penalty: bool = True) -> list[dict]:
+    """Round 0, fold 0 of the experiment's ``DBL2`` from ``start`` (:data:`STARTS`; without the penalty: ``lam=0``),
+    its trace."""
     from _fold import fold_inputs
 
     fold = fold_inputs("zaidi_dbl", dataset, "DBL2")
     est = fold.estimator
-    est.set_params(init=STARTS[start])
+    est.set_params(init=STARTS[start], **({} if penalty else {"lam": 0.0}))
     est.fit(*fold.training)
     return list(est.trace_)
 
@@ -68,24 +86,29 @@ def row(dataset: str, start: str, trace: list[dict], uniform: float, source: str
 
 
 def fit(out: Path) -> None:
-    """Both fits of every dataset into ``start_objective.csv`` (cheapest datasets first); goes on from it."""
+    """Both starts of every dataset with the penalty, then of the :data:`LOOSE` ones without it, into :data:`FILES`
+    (cheapest datasets first); goes on from them."""
     from bncbench.atomic import atomic_write_bytes
     from bncbench.harness.provenance import environment
 
-    file = out / "start_objective.csv"
-    have = pd.read_csv(file) if file.is_file() else pd.DataFrame(columns=COLUMNS)
-    done = set(zip(have["dataset"], have["start"]))
-    uniform = pd.read_csv(out / "reach.csv").query("model == 'LR2'").set_index("dataset")["nll_uniform"]
+    reach_csv = pd.read_csv(out / "reach.csv")
+    uniform = reach_csv.query("model == 'LR2'").set_index("dataset")["nll_uniform"]
     commit = environment().get("commit")
-    for dataset in dict.fromkeys(d for d, n in _tasks() if n == 2):
-        rows = [row(dataset, s, _refit(dataset, s), float(uniform[dataset]), f"refit {commit}")
-                for s in STARTS if (dataset, s) not in done]
-        if not rows:
-            continue
-        for r in rows:
-            print(f"{dataset} / DBL2 from {r['start']}: {r['n_iter']} iterations", file=sys.stderr, flush=True)
-        have = pd.concat([have, pd.DataFrame(rows, columns=COLUMNS)], ignore_index=True)
-        atomic_write_bytes(file, have.to_csv(index=False, float_format="%.10g").encode())
+    order = list(dict.fromkeys(d for d, n in _tasks() if n == 2))
+    for penalty, datasets in (("penalty", order), ("none", [d for d in order if d in set(loose(reach_csv))])):
+        file = out / FILES[penalty]
+        have = pd.read_csv(file) if file.is_file() else pd.DataFrame(columns=COLUMNS)
+        done = set(zip(have["dataset"], have["start"]))
+        for dataset in datasets:
+            rows = [row(dataset, s, _refit(dataset, s, penalty == "penalty"), float(uniform[dataset]),
+                        f"refit {commit}") for s in STARTS if (dataset, s) not in done]
+            if not rows:
+                continue
+            for r in rows:
+                print(f"{dataset} / DBL2 from {r['start']} ({penalty}): {r['n_iter']} iterations", file=sys.stderr,
+                      flush=True)
+            have = pd.concat([have, pd.DataFrame(rows, columns=COLUMNS)], ignore_index=True)
+            atomic_write_bytes(file, have.to_csv(index=False, float_format="%.10g").encode())
 
 
 def summary(r: pd.DataFrame) -> pd.DataFrame:
@@ -97,16 +120,27 @@ def summary(r: pd.DataFrame) -> pd.DataFrame:
                                                   ("median_anje", "median_zero"))} for col in MEASURES])
 
 
+def summaries(out: Path) -> pd.DataFrame:
+    """:func:`summary` of the fits with the penalty (all datasets, then the :data:`LOOSE` ones) and without it."""
+    fits = {k: pd.read_csv(out / f) for k, f in FILES.items()}
+    chosen = set(loose(pd.read_csv(out / "reach.csv")))
+    with_penalty = fits["penalty"]
+    parts = {"penalty, all": with_penalty, "penalty, loose": with_penalty[with_penalty["dataset"].isin(chosen)],
+             "none, loose": fits["none"]}
+    return pd.concat([summary(r).assign(fits=k) for k, r in parts.items()], ignore_index=True)[
+        ["fits", "measure", *summary(fits["none"]).columns[1:]]]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fit", action="store_true", help="the fits first (start_objective.csv; needs the data)")
+    ap.add_argument("--fit", action="store_true", help="the fits first (start_objective*.csv; needs the data)")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     if a.fit:
         fit(a.out)
     from bncbench.atomic import atomic_write_bytes
 
-    s = summary(pd.read_csv(a.out / "start_objective.csv"))
+    s = summaries(a.out)
     atomic_write_bytes(a.out / "start_objective_summary.csv", s.to_csv(index=False, float_format="%.6g").encode())
     print(s.to_string(index=False))
     return 0
