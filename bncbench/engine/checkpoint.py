@@ -91,8 +91,8 @@ _REQUESTS = 0  # requests to save now in this process (request_save); each saver
 def request_save(signum=None, frame=None) -> None:  # noqa: ARG001 - a signal handler's signature
     """Ask every fit of this process to save its checkpoint at the end of its current iteration, whatever ``every``.
 
-    The handler of SIGUSR1 (:func:`save_on_signal`). A request made while no fit optimizes is served by
-    the next fit of the process, at its first iteration.
+    The handler of SIGUSR1 (:func:`save_on_signal`). A request made during a task before its fit optimizes
+    (its counts, its set-up) is served at the fit's first iteration; one made between tasks, by none.
 
     Parameters
     ----------
@@ -200,6 +200,9 @@ class FitCheckpoint:
     credited_cpu : float or None
         The same in CPU seconds of the process; ``None`` once a checkpoint without them (saved before they were)
         was resumed.
+    served : int
+        The requests to save (:func:`request_save`) of the process that this task's fits have served, or that
+        came before the task.
     """
 
     def __init__(self, prefix, every: float, label: str | None = None, clock=time.monotonic) -> None:
