@@ -211,3 +211,43 @@ def test_the_authors_learner_built_here_makes_our_test_errors(tmp_path):
             ours = np.mean(clf.fit(split.X_train, split.y_train).predict(split.X_test) != split.y_test)
             assert theirs.n_test == len(split.y_test)
             assert ours == pytest.approx(theirs.zero_one, abs=5e-7), (name, structure, k)
+
+
+def _tar(*members):
+    """An in-memory tar of ``(name, kind)`` members (``file``: a short text; ``link``: a symlink to ``/etc/passwd``)."""
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, kind in members:
+            info = tarfile.TarInfo(name)
+            if kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+            else:
+                data = b"int main() {}\n"
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    return tarfile.open(fileobj=buf)
+
+
+@pytest.mark.parametrize("filters", [True, False])
+def test_a_git_archive_is_extracted_safely_with_or_without_extraction_filters(tmp_path, monkeypatch, filters):
+    """Python 3.11 before 3.11.4 (Debian 12's 3.11.2) has no ``extractall(filter=...)``: the sources are then checked as
+    the "data" filter would check them (files and directories below the target only), and extracted."""
+    import tarfile
+
+    if not filters:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    elif not hasattr(tarfile, "data_filter"):
+        pytest.skip("this Python has no extraction filters")
+    with _tar(("src/gigal.cpp", "file")) as tar:
+        gigal._extract(tar, tmp_path / "ok", tmp_path)
+    assert (tmp_path / "ok" / "src" / "gigal.cpp").read_text() == "int main() {}\n"
+    for bad in (("../outside.cpp", "file"), ("src/passwd", "link")):
+        refused = (BNCBenchError, getattr(tarfile, "FilterError", BNCBenchError))  # ours, or the data filter's
+        with _tar(("gigal.cpp", "file"), bad) as tar, pytest.raises(refused):
+            gigal._extract(tar, tmp_path / "bad", tmp_path)
+        assert not (tmp_path / "outside.cpp").exists() and not (tmp_path / "bad" / "src" / "passwd").exists()

@@ -31,7 +31,7 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 import numpy as np
@@ -283,10 +283,25 @@ def source_tree(source, into) -> Path:
     into = Path(into)
     into.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=io.BytesIO(res.stdout)) as tar:
-        tar.extractall(into, filter="data")
+        _extract(tar, into, git_dir)
     if not (into / "gigal.cpp").is_file():
         raise BNCBenchError(f"the git directory {git_dir} holds no gigal.cpp at its top")
     return into
+
+
+def _extract(tar: tarfile.TarFile, into: Path, git_dir: Path) -> None:
+    """Extract ``git archive``'s tar into ``into`` with the "data" filter; on a Python without extraction filters
+    (3.11 before 3.11.4: Debian 12's 3.11.2) after checking as that filter would that every member is a file or a
+    directory below ``into`` (a git archive's links are refused there)."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(into, filter="data")
+        return
+    for member in tar.getmembers():
+        parts = PurePosixPath(member.name).parts
+        if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+            raise BNCBenchError(f"the git archive of {git_dir} holds {member.name!r}, which this Python cannot "
+                                "extract safely (a link, or a path outside; Python 3.11.4 or later can)")
+    tar.extractall(into)
 
 
 def instrument(text: str) -> str:
