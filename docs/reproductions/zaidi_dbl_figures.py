@@ -10,7 +10,8 @@ from ``reg_rows/convergence.csv`` (``zaidi_dbl_rerun_tables.py``). Figs. 15-17 (
 need each fit's path. ``--fit`` takes round 0, fold 0 of DBLⁿ and LRⁿ (n = 1, 2, 3) on every Little dataset of
 ``convergence.csv`` from the committed store (``store2/``) where it holds that task, and otherwise fits it exactly as
 the experiment does (``benchmarks/_fold.py``: the runner's task, data, discretization and model, at this commit);
-then, as a control, DBL² started at weights 0 (:data:`ZERO`) on the same datasets. It writes, into
+then, as controls, DBL² started at weights 0 (:data:`ZERO`) on the same datasets, and DBL³ started at 0
+(:data:`ZERO3`) on those where its fold is cheap (:data:`ZERO3_SECONDS`). It writes, into
 ``zaidi_dbl_rerun/figures/`` (and goes on from them when run again):
 
 ``reach.csv``
@@ -20,9 +21,9 @@ then, as a control, DBL² started at weights 0 (:data:`ZERO`) on the same datase
     ``nll_uniform`` above the fit's final NLL (a scale shared by the pair); ``source`` is ``store2`` or
     ``refit <commit>``.
 ``reach_summary.csv``
-    per pair (DBLⁿ, LRⁿ; and the control against LR²): on how many datasets DBLⁿ reaches each level in fewer /
-    as many / more iterations than LRⁿ, the two-tailed sign test of fewer against more and the geometric mean of
-    the ratios; and the same for ``n_iter``.
+    per pair (DBLⁿ, LRⁿ; and the controls against LR², LR³): on how many datasets DBLⁿ reaches each level in
+    fewer / as many / more iterations than LRⁿ, the two-tailed sign test of fewer against more and the geometric
+    mean of the ratios; and the same for ``n_iter``.
 ``objective_reach.csv`` (drawn with the figures, from ``curves.csv``)
     for Fig. 15's fits: the first iteration kept in ``curves.csv`` whose penalized objective (what ``stop=ebnc``
     watches) is within 1e-3 ... 1e-6 of ``nll_uniform`` above the fit's final objective.
@@ -61,7 +62,14 @@ OBJ_LEVELS = {"obj_e3": 1e-3, "obj_e4": 1e-4, "obj_e5": 1e-5, "obj_e6": 1e-6}
 ZERO = "DBL2-zero"
 """The control: DBL2 started at weights 0 (uniform class probabilities, LR2's start; the authors' code's default)
 instead of AnJE's, so that a faster fall is the parameterization's, not the start's."""
-PAIRS = [("DBL1", "LR1"), ("DBL2", "LR2"), ("DBL3", "LR3"), (ZERO, "LR2")]
+ZERO3 = "DBL3-zero"
+"""The same for DBL3, on the datasets whose DBL3 fold takes at most :data:`ZERO3_SECONDS`."""
+ZERO3_SECONDS = 300.0
+"""DBL3's mean training seconds a fold (``convergence.csv``) up to which :data:`ZERO3` is fitted: 53 of 56 datasets,
+about 25 CPU minutes (adult, spambase and satellite left out)."""
+CONTROLS = {ZERO: "DBL2", ZERO3: "DBL3"}
+"""A control's model of the experiment, fitted from 0 instead."""
+PAIRS = [("DBL1", "LR1"), ("DBL2", "LR2"), ("DBL3", "LR3"), (ZERO, "LR2"), (ZERO3, "LR3")]
 REACH = ["dataset", "model", "n_iter", "nll_start", "nll_final", "nll_uniform", *LEVELS, "source"]
 
 
@@ -95,12 +103,13 @@ def _stored() -> pd.DataFrame:
 
 
 def _refit(dataset: str, label: str) -> list[dict]:
-    """Round 0, fold 0 of ``label`` (or of :data:`ZERO`: DBL2 started at 0) fitted as the experiment fits it."""
+    """Round 0, fold 0 of ``label`` (or of a control, :data:`CONTROLS`: its model started at 0) fitted as the
+    experiment fits it."""
     from _fold import fold_inputs
 
-    fold = fold_inputs("zaidi_dbl", dataset, "DBL2" if label == ZERO else label)
+    fold = fold_inputs("zaidi_dbl", dataset, CONTROLS.get(label, label))
     est = fold.estimator
-    if label == ZERO:
+    if label in CONTROLS:
         est.set_params(init="zeros")
     est.fit(*fold.training)
     return list(est.trace_)
@@ -111,6 +120,12 @@ def _tasks() -> list[tuple[str, int]]:
     conv = pd.read_csv(ROWS / "convergence.csv")
     cost = conv.assign(t=conv["train_time_w"] + conv["train_time_other"], n=conv["w_model"].str[-1].astype(int))
     return [(d, int(n)) for d, n in cost.sort_values(["t", "dataset", "n"])[["dataset", "n"]].to_numpy()]
+
+
+def _zero3() -> set[str]:
+    """The datasets :data:`ZERO3` is fitted on (DBL3 at most :data:`ZERO3_SECONDS` a fold)."""
+    conv = pd.read_csv(ROWS / "convergence.csv")
+    return set(conv.loc[(conv["w_model"] == "DBL3") & (conv["train_time_w"] <= ZERO3_SECONDS), "dataset"])
 
 
 def fit(out: Path) -> None:
@@ -125,8 +140,10 @@ def fit(out: Path) -> None:
     drawn = {(d, 2) for d in FIG15} | {(d, 3) for d in FIG16} | {(FIG17, n) for n in (1, 2, 3)}
     tasks = _tasks()
     tasks += sorted(drawn - set(tasks))  # musk1's n = 3: drawn, not yet in the tables
-    for dataset, n in tasks + [(d, 0) for d, n in tasks if n == 2]:  # then the control, DBL2 from 0
-        labels = [ZERO] if n == 0 else [f"DBL{n}", f"LR{n}"]
+    cheap3 = _zero3()
+    controls = [(d, -2) for d, n in tasks if n == 2] + [(d, -3) for d, n in tasks if n == 3 and d in cheap3]
+    for dataset, n in tasks + controls:  # then the controls (n < 0): DBL2, and DBL3 where cheap, from 0
+        labels = [ZERO if n == -2 else ZERO3] if n < 0 else [f"DBL{n}", f"LR{n}"]
         if all((dataset, m) in done for m in labels):
             continue
         got = {}
@@ -135,7 +152,7 @@ def fit(out: Path) -> None:
                 got[m] = (path(stored.loc[(dataset, m), "trace"]), "store2")
             else:
                 got[m] = (path(_refit(dataset, m)), f"refit {commit}")
-        if n:
+        if n > 0:
             uniform = float(got[f"LR{n}"][0]["nll"].iloc[0])  # LRⁿ starts at 0: uniform class probabilities
         else:
             uniform = float(have["reach"].set_index(["dataset", "model"]).loc[(dataset, "LR2"), "nll_uniform"])
@@ -144,7 +161,7 @@ def fit(out: Path) -> None:
             nll = t["nll"].to_numpy()
             rows.append({"dataset": dataset, "model": m, "n_iter": len(nll) - 1, "nll_start": nll[0],
                          "nll_final": nll[-1], "nll_uniform": uniform, **reach(nll, uniform), "source": source})
-            if (dataset, n or 2) in drawn:
+            if (dataset, 2 if n == -2 else n) in drawn:  # (DBL3 from 0: not drawn)
                 keep = thin(len(nll) - 1)
                 curves.append(t.loc[keep].reset_index().assign(dataset=dataset, model=m)[
                     ["dataset", "model", "iter", "nll", "obj"]])
