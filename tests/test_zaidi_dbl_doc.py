@@ -116,3 +116,23 @@ def test_the_cost_of_what_is_left_is_its_script_on_the_committed_files(capsys):
         assert (n_train, n_params, peak) == tuple(f"{int(r[c]):,}" for c in ("n_train", "n_parameters", "peak_mib"))
         assert (ev, n2) == (f"{r.eval_cpu:.2f}", f"{round(r.n2_iter):,}")
         assert cpu == " / ".join(f"{r[c]:.2f}" for c in QUARTILES)
+
+
+def test_the_big_three_fold_cost_table_is_fold_cost_md():
+    """The page's table of one capped fold per model (the Big three and connect-4) is ``fold_cost.md``'s, row for row
+    (which ``bench_big_fold.py --from-json`` prints): no hand edit, nor another table's update, changes a cell."""
+    header = "| dataset | model | training rows | parameters | iterations / evaluations |"
+
+    def table(text):
+        lines = text.splitlines()
+        i = next(k for k, line in enumerate(lines) if line.startswith(header))
+        rows = []
+        for line in lines[i:]:
+            if not line.startswith("|"):
+                break
+            rows.append(line.strip())
+        return rows
+
+    shown = table(DOC.read_text())
+    assert len(shown) > 10
+    assert shown == table((CSV.parent / "big_cost" / "fold_cost.md").read_text())
