@@ -357,8 +357,8 @@ def _saved_at(toy, tmp_path, iteration, **kw):
 
 
 def _interrupt_at(monkeypatch, n_evaluations, exc):
-    """``Problem.fg`` raises ``exc`` in its evaluation ``n_evaluations + 1`` (counted as the problem counts them);
-    returns the iteration that evaluation belongs to's start: filled in when it is raised."""
+    """``Problem.fg`` raises ``exc`` in its evaluation ``n_evaluations + 1`` (counted as the problem counts them, cache
+    hits not); returns a dict that gets ``n_fev``, the problem's count when it raised."""
     fg, at = Problem.fg, {}
 
     def interrupted(self, x):
