@@ -30,6 +30,8 @@ Two more saves, so that stopping a fit costs at most the iteration it was in, no
 * **on request**: SIGUSR1 (:func:`save_on_signal`, installed by the runner's tasks and by ``python -m bncbench
   run``, which passes it on to its joblib workers) asks every fit of the process to save at the end of its
   current iteration and go on: ``kill -USR1 <pid of the run>`` before a machine is shut down or a session ends.
+  A run stopped by Ctrl-C or SIGTERM asks its workers' fits the same way, and waits for their saves, before it
+  closes them (:func:`bncbench.harness.runner._saves_before_stop`).
 """
 
 from __future__ import annotations

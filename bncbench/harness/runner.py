@@ -840,16 +840,18 @@ def run_experiment(
     fn = functools.partial(run_task, store_root=str(results_root), progress_every=every,
                            checkpoint_every=checkpoint_every, max_crashes=max_crashes)
     started, returned = _utc_now(), set()
+    store = ResultStore(results_root)
     try:
-        for group in _crash_groups(ResultStore(results_root), pending, executor, max_crashes):
-            for rec in executor.map_unordered(fn, group):
-                returned.add(rec.key)
-                counts[rec.status] += 1
-                bar.update(1)
-                if log is not None:
-                    log.update(counts["failed"])
-                if rec.status == "failed":
-                    bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
+        with _saves_before_stop(store, lambda: [t for t in pending if t.key not in returned]):
+            for group in _crash_groups(store, pending, executor, max_crashes):
+                for rec in executor.map_unordered(fn, group):
+                    returned.add(rec.key)
+                    counts[rec.status] += 1
+                    bar.update(1)
+                    if log is not None:
+                        log.update(counts["failed"])
+                    if rec.status == "failed":
+                        bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
     except BaseException as exc:
         if not isinstance(exc, Exception):  # an interrupt: the executor has stopped its tasks in flight itself
             _forget_stopped(ResultStore(results_root), [t for t in pending if t.key not in returned], started)
@@ -887,6 +889,107 @@ def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes
         again = max_crashes is None or deaths < max_crashes  # else recorded failed unrun: no need to isolate
         (alone if again and not progressed else rest).append(t)
     return [[t] for t in alone] + ([rest] if rest else [])
+
+
+STOP_GRACE = 60.0
+"""Seconds a run stopped by Ctrl-C or SIGTERM waits at most for the fits in its worker processes to save
+(:func:`_saves_before_stop`) before it closes the workers."""
+
+
+@contextlib.contextmanager
+def _saves_before_stop(store: ResultStore, in_flight, grace: float = STOP_GRACE):
+    """Within the block, Ctrl-C and SIGTERM first make the fits in this run's worker processes save, then stop the run.
+
+    The executors close their workers when the run is stopped (joblib kills its pool), which would lose each fit's
+    work since its last periodic save (a fit in this process saves on the interrupt itself:
+    :func:`bncbench.engine.lbfgs_compact.run`). So the first of these signals sends SIGUSR1 to the child processes
+    that catch it (:func:`bncbench.engine.checkpoint.saving_children`: the workers that run a task), then waits, at
+    most ``grace`` seconds, until each task ``in_flight()`` whose running marker names one of them has saved a
+    checkpoint since or ended, and only then goes on as the signal's own handler would (Ctrl-C's
+    ``KeyboardInterrupt``, the CLI's ``Terminated``). A second signal stops the waiting at once. Installed from the
+    main thread only, for the signals not ignored; restored after the block.
+
+    Parameters
+    ----------
+    store : ResultStore
+        The run's store (markers and checkpoint files).
+    in_flight : callable
+        The tasks submitted and not returned, now.
+    grace : float, default=STOP_GRACE
+        Seconds of waiting at most.
+    """
+    import signal
+    import threading
+
+    wanted = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) not in (signal.SIG_IGN, None)]
+    if threading.current_thread() is not threading.main_thread() or not wanted:
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in wanted}
+    waiting = []
+
+    def restore():
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+
+    def stop(signum, frame):
+        if not waiting:
+            waiting.append(signum)
+            try:
+                _wait_for_saves(store, in_flight(), grace)
+            except Exception:  # noqa: BLE001 - a stop that cannot wait for the saves still stops
+                pass
+        restore()
+        h = previous[signum]
+        if callable(h):
+            h(signum, frame)
+        else:  # SIG_DFL: as if this handler had not been there
+            os.kill(os.getpid(), signum)
+
+    for sig in wanted:
+        signal.signal(sig, stop)
+    try:
+        yield
+    finally:
+        if not waiting:  # (after a stop the handlers are the previous ones, as they left themselves)
+            restore()
+
+
+def _wait_for_saves(store: ResultStore, tasks: list, grace: float) -> None:
+    """SIGUSR1 to this process's saving children, then wait (at most ``grace`` s) until each of ``tasks`` that one of
+    them runs (its running marker's ``pid``) has a checkpoint file written since, or has ended (its marker gone)."""
+    import signal
+
+    kids = set(checkpoint.saving_children(os.getpid()))
+    if not kids:
+        return
+    runs = {}
+    for t in tasks:
+        marker = read_marker(store.running_path(*t.where))
+        if marker is not None and marker.get("pid") in kids:
+            runs[t.key] = (store.running_path(*t.where), store.fit_prefix(*t.where))
+    if not runs:
+        return
+    print(f"bncbench: stopping: asking the {len(runs)} fit(s) of its workers to save first (at most {grace:g} s; "
+          "again to stop at once)", file=sys.stderr, flush=True)
+    since = time.time()
+    for pid in kids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + grace
+    while runs and time.monotonic() < deadline:
+        for key, (marker, prefix) in list(runs.items()):
+            if not marker.exists() or any(_mtime(p) >= since for p in checkpoint.files(prefix)):
+                del runs[key]
+        if runs:
+            time.sleep(0.1)
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _forget_stopped(store: ResultStore, tasks: list[Task], since: str) -> None:
