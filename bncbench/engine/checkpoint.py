@@ -116,8 +116,19 @@ def request_save_here_and_below(signum=None, frame=None) -> None:  # noqa: ARG00
         A signal handler's arguments (unused).
     """
     request_save()
-    for pid in saving_children(os.getpid()):
-        with contextlib.suppress(OSError):  # (a worker that just ended)
+    ask_to_save(saving_children(os.getpid()))
+
+
+def ask_to_save(pids) -> None:
+    """SIGUSR1 to each of ``pids`` (processes that catch it: :func:`saving_children`); one that just ended is skipped.
+
+    Parameters
+    ----------
+    pids : iterable of int
+        The processes.
+    """
+    for pid in pids:
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGUSR1)
 
 
@@ -141,6 +152,8 @@ def saving_children(pid: int) -> list[int]:
         threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
+    if usr1 is None:
+        return []
     for tid in threads:
         with contextlib.suppress(OSError, ValueError):
             kids.update(int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split())
@@ -149,7 +162,7 @@ def saving_children(pid: int) -> list[int]:
         with contextlib.suppress(OSError, ValueError, IndexError):
             caught = next(line for line in Path(f"/proc/{kid}/status").read_text().splitlines()
                           if line.startswith("SigCgt:"))
-            if usr1 is not None and int(caught.split()[1], 16) >> (int(usr1) - 1) & 1:
+            if int(caught.split()[1], 16) >> (int(usr1) - 1) & 1:
                 out.append(kid)
     return out
 

@@ -841,8 +841,12 @@ def run_experiment(
                            checkpoint_every=checkpoint_every, max_crashes=max_crashes)
     started, returned = _utc_now(), set()
     store = ResultStore(results_root)
+
+    def in_flight():
+        return [t for t in pending if t.key not in returned]
+
     try:
-        with _saves_before_stop(store, lambda: [t for t in pending if t.key not in returned]):
+        with _saves_before_stop(store, in_flight):
             for group in _crash_groups(store, pending, executor, max_crashes):
                 for rec in executor.map_unordered(fn, group):
                     returned.add(rec.key)
@@ -854,7 +858,7 @@ def run_experiment(
                         bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
     except BaseException as exc:
         if not isinstance(exc, Exception):  # an interrupt: the executor has stopped its tasks in flight itself
-            _forget_stopped(ResultStore(results_root), [t for t in pending if t.key not in returned], started)
+            _forget_stopped(store, in_flight(), started)
         raise
     bar.close()
     return {**counts, "keys": keys}
@@ -958,8 +962,6 @@ def _saves_before_stop(store: ResultStore, in_flight, grace: float = STOP_GRACE)
 def _wait_for_saves(store: ResultStore, tasks: list, grace: float) -> None:
     """SIGUSR1 to this process's saving children, then wait (at most ``grace`` s) until each of ``tasks`` that one of
     them runs (its running marker's ``pid``) has a checkpoint file written since, or has ended (its marker gone)."""
-    import signal
-
     kids = set(checkpoint.saving_children(os.getpid()))
     if not kids:
         return
@@ -973,9 +975,7 @@ def _wait_for_saves(store: ResultStore, tasks: list, grace: float) -> None:
     print(f"bncbench: stopping: asking the {len(runs)} fit(s) of its workers to save first (at most {grace:g} s; "
           "again to stop at once)", file=sys.stderr, flush=True)
     since = time.time()
-    for pid in kids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGUSR1)
+    checkpoint.ask_to_save(kids)
     deadline = time.monotonic() + grace
     while runs and time.monotonic() < deadline:
         for key, (marker, prefix) in list(runs.items()):
