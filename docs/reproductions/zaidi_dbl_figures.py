@@ -102,17 +102,24 @@ def _stored() -> pd.DataFrame:
     return r[(r["status"] == "ok") & (r["round"] == 0) & (r["fold"] == 0)].set_index(["dataset", "model"])
 
 
-def _refit(dataset: str, label: str) -> list[dict]:
-    """Round 0, fold 0 of ``label`` (or of a control, :data:`CONTROLS`: its model started at 0) fitted as the
-    experiment fits it."""
+def fold0_trace(dataset: str, label: str, **params) -> list[dict]:
+    """The trace of round 0, fold 0 of the experiment's model ``label`` fitted as the experiment fits it, with
+    ``params`` (estimator parameters: ``init``, ``lam``) set on it first."""
     from _fold import fold_inputs
 
-    fold = fold_inputs("zaidi_dbl", dataset, CONTROLS.get(label, label))
+    fold = fold_inputs("zaidi_dbl", dataset, label)
     est = fold.estimator
-    if label in CONTROLS:
-        est.set_params(init="zeros")
+    if params:
+        est.set_params(**params)
     est.fit(*fold.training)
     return list(est.trace_)
+
+
+def _refit(dataset: str, label: str) -> list[dict]:
+    """Round 0, fold 0 of ``label`` (or of a control, :data:`CONTROLS`: its model started at 0)."""
+    if label in CONTROLS:
+        return fold0_trace(dataset, CONTROLS[label], init="zeros")
+    return fold0_trace(dataset, label)
 
 
 def _tasks() -> list[tuple[str, int]]:

@@ -41,7 +41,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from zaidi_dbl_figures import LEVELS, OBJ_LEVELS, OUT, _tasks, path, reach, signs  # noqa: E402
+from zaidi_dbl_figures import LEVELS, OBJ_LEVELS, OUT, _tasks, fold0_trace, path, reach, signs  # noqa: E402
 
 STARTS = {"anje": "generative", "zero": "zeros"}
 """start -> the initialization of the experiment's ``DBL2`` (its own, AnJE's weights; or 0, as ``DBL2-zero``)."""
@@ -67,13 +67,7 @@ def loose(reach_csv: pd.DataFrame) -> list[str]:
 def _refit(dataset: str, start: str, penalty: bool = True) -> list[dict]:
     """Round 0, fold 0 of the experiment's ``DBL2`` from ``start`` (:data:`STARTS`; without the penalty: ``lam=0``),
     its trace."""
-    from _fold import fold_inputs
-
-    fold = fold_inputs("zaidi_dbl", dataset, "DBL2")
-    est = fold.estimator
-    est.set_params(init=STARTS[start], **({} if penalty else {"lam": 0.0}))
-    est.fit(*fold.training)
-    return list(est.trace_)
+    return fold0_trace(dataset, "DBL2", init=STARTS[start], **({} if penalty else {"lam": 0.0}))
 
 
 def row(dataset: str, start: str, trace: list[dict], uniform: float, source: str) -> dict:
