@@ -16,10 +16,15 @@ import functools
 import json
 import os
 import signal
+import subprocess
+import sys
+import threading
+import time
 from importlib.util import find_spec
 
 import numpy as np
 import pytest
+from conftest import REPO
 from test_ccbn import _data
 
 from bncbench import BNClassifier
@@ -423,8 +428,6 @@ def test_setulb_saves_nothing_on_interrupt(toy, tmp_path, monkeypatch):
 def test_a_save_asked_for_comes_at_the_end_of_the_iteration_and_the_fit_goes_on(toy, tmp_path, monkeypatch, capsys):
     """SIGUSR1 (``save_on_signal``): the fit saves at the end of the iteration it is in, whatever ``every``, goes on to
     the uninterrupted end, and saves no more; the file is a periodic save's of that iteration."""
-    import threading
-
     if not hasattr(signal, "SIGUSR1") or threading.current_thread() is not threading.main_thread():
         pytest.skip("no SIGUSR1 here, or not the main thread")
     ref = _fit(toy)
@@ -496,16 +499,9 @@ def test_the_cli_saves_when_asked_and_when_stopped_and_its_rerun_goes_on_to_the_
     """``python -m bncbench run`` (real signals, serial tasks, no periodic save due): SIGUSR1 makes the fit save and go
     on, SIGTERM stops the run (exit 143) after a save where the fit was, and the rerun goes on from that save to the
     records of a run never stopped."""
-    import subprocess
-    import sys
-    import threading
-    import time
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[1]
     args = ["run", "structure=anje", "structure.n=2", "param=weighted", "dataset.names=[sklearn-wine]",
             "cv.rounds=1", "progress=false", "checkpoint_every=86400", "name=t"]
-    env = {**os.environ, "PYTHONPATH": str(repo), "MPLBACKEND": "Agg"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"}
     script, started = tmp_path / "slowed.py", tmp_path / "started"
     script.write_text(_SLOWED)
     proc = subprocess.Popen([sys.executable, str(script), str(started), *args, f"results_dir={tmp_path / 'res'}"],
@@ -561,8 +557,6 @@ def test_the_cli_saves_when_asked_and_when_stopped_and_its_rerun_goes_on_to_the_
 def _slowed_the_first_time(args):
     """A job of :func:`test_a_requeued_slurm_element_goes_on_from_where_its_fit_was_signalled`: ``run_task`` on
     ``task``; the first time its fit's sixth evaluation waits for the signal of the time limit (up to 10 minutes)."""
-    import time
-
     from bncbench.harness.runner import run_task
 
     marker, root, task = args
@@ -619,11 +613,7 @@ print("asked" if checkpoint._REQUESTS else "never asked", flush=True)
 def test_a_run_passes_sigusr1_on_to_the_children_that_save_and_to_no_other(tmp_path):
     """The run's handler (``request_save_here_and_below``) sends SIGUSR1 to its child processes that catch it (a
     worker that ran a task), not to those it would end (loky's resource trackers, Dask's processes)."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     kids = {how: subprocess.Popen([sys.executable, "-c", _ASKED_CHILD, how], stdout=subprocess.PIPE, text=True,
                                   env=env) for how in ("saving", "default")}
     try:
@@ -648,17 +638,11 @@ def test_a_run_with_workers_stopped_by_sigterm_first_has_their_fits_save(tmp_pat
     """``n_jobs=2``: SIGTERM to the run asks both workers' fits to save (SIGUSR1), waits for the two files, then stops
     (exit 143, no running marker left); the checkpoint of each fit stays for the rerun (which goes on from it:
     ``test_runner_task_killed_in_its_fit_resumes_to_the_same_record``)."""
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[1]
     cmd = [sys.executable, "-m", "bncbench", "run", "structure=anje", "structure.n=3", "param=weighted",
            "dataset.names=[sklearn-digits]", "cv.rounds=1", "progress=false", "n_jobs=2", "name=w",
            f"results_dir={tmp_path}"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(repo), "MPLBACKEND": "Agg"})
+                            env={**os.environ, "PYTHONPATH": str(REPO), "MPLBACKEND": "Agg"})
     try:
         deadline = time.monotonic() + 180
         while len(list(tmp_path.rglob("*.running"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
