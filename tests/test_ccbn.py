@@ -344,7 +344,7 @@ def test_config_groups_build_working_models(small):
             "bfgs": {"maxiter": 5}, "sgd": {"maxiter": 2}}
     for param in ("generative", "discriminative", "extended", "weighted"):
         for opt, extra in opts.items():
-            (spec,) = plan([f"structure=tan", f"param={param}", "init=generative", f"optimizer={opt}",
+            (spec,) = plan(["structure=tan", f"param={param}", "init=generative", f"optimizer={opt}",
                             "dataset.names=[synth-nb]"]).models
             params = dict(spec.params)
             if param != "generative":

@@ -65,7 +65,7 @@ def test_every_config_option_is_a_registered_component(reg):
 
 
 def test_labels_are_declared_in_config():
-    parts = {g: compose_config([f"structure=kdb1", "param=discriminative", "init=generative"])[g]
+    parts = {g: compose_config(["structure=kdb1", "param=discriminative", "init=generative"])[g]
              for g in ("structure", "param", "estimator", "init", "optimizer", "objective")}
     assert model_spec(parts).label == "KDB-1^d (I)"
     parts["estimator"] = compose_config(["estimator=hdp"]).estimator

@@ -60,7 +60,7 @@ def main(argv: list[str]) -> None:
     print(markdown(table([(f"{m} HDP 50k", f"{m} HDP") for m in STRUCTURES]), "50,000 vs 5,000 iterations"))
     print()
     kx = ["NB", "KDB-1", "KDB-2", "KDB-3", "KDB-4"]
-    print(markdown(table([(f"KDB-5 HDP", f"{m} HDP") for m in kx] + [(f"KDB-5 HDP 50k", f"{m} HDP 50k") for m in kx]
+    print(markdown(table([("KDB-5 HDP", f"{m} HDP") for m in kx] + [("KDB-5 HDP 50k", f"{m} HDP 50k") for m in kx]
                          + [("KDB-5 HDP", "SkDB-5 HDP"), ("KDB-5 HDP 50k", "SkDB-5 HDP 50k")]
                          + [("TAN HDP", "RF"), ("TAN HDP 50k", "RF"), ("SkDB-5 HDP", "RF"), ("SkDB-5 HDP 50k", "RF")]),
                    "Fig. 6(b), §6.3 and Table 3"))

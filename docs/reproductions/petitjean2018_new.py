@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                    "Table 3", ["All", "Big"]))
     print()
     kx = ["NB", "KDB-1", "KDB-2", "KDB-3", "KDB-4"]
-    print(markdown(table([(f"KDB-5 m-est", f"{m} m-est") for m in kx] + [(f"KDB-5 HDP", f"{m} HDP") for m in kx]
+    print(markdown(table([("KDB-5 m-est", f"{m} m-est") for m in kx] + [("KDB-5 HDP", f"{m} HDP") for m in kx]
                          + [("KDB-5 HDP", "SkDB-5 HDP")]), "Fig. 6(b) and §6.3", ["All", "Big"]))
     for metric in METRICS:
         per = s[s["dataset"].isin(NEW)].pivot_table(index="model", columns="dataset", values=metric)
