@@ -20,9 +20,9 @@ It writes, into ``zaidi_dbl_rerun/figures/`` (going on from them when run again)
 ``start_objective.csv``
     one row per fit: ``model`` (the experiment's, :data:`MODELS`), ``start`` (``anje`` or ``zero``), ``n_iter`` (where
     ``stop=ebnc`` ended it), the training NLL and the penalized objective at the start and the end, the penalty at the
-    start, and ``obj_e4``, ``obj_e6`` (the first iteration whose objective is within 1e-4, 1e-6 of ``nll_uniform`` above the fit's final objective,
-    ``nll_uniform`` being LRⁿ's N ln K from ``reach.csv``) and ``reach_e3`` (the same for the NLL at 1e-3, as
-    ``reach.csv`` measures it).
+    start, and ``obj_e4``, ``obj_e6`` (the first iteration whose objective is within 1e-4, 1e-6 of ``nll_uniform``
+    above the fit's final objective, ``nll_uniform`` being LRⁿ's N ln K from ``reach.csv``) and ``reach_e3`` (the same
+    for the NLL at 1e-3, as ``reach.csv`` measures it).
 ``start_objective_lam0.csv``
     the same without the penalty (the objective is then the NLL).
 ``start_objective_summary.csv``
