@@ -92,7 +92,7 @@ def fit(out: Path) -> None:
     commit = environment().get("commit")
     for model in MODELS:
         n = int(model[-1])
-        uniform = reach_csv.query("model == @f'LR{n}'").set_index("dataset")["nll_uniform"]
+        uniform = reach_csv[reach_csv["model"] == f"LR{n}"].set_index("dataset")["nll_uniform"]
         order = list(dict.fromkeys(d for d, k in _tasks() if k == n))
         chosen = set(loose(reach_csv, model))
         for penalty, datasets in (("penalty", order), ("none", [d for d in order if d in chosen])):
