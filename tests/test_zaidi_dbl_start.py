@@ -58,6 +58,11 @@ def test_the_committed_fits_are_reach_csvs_and_the_summary_the_scripts():
     assert (free["pen_start"] == 0).all() and np.allclose(free["obj_final"], free["nll_final"], rtol=0, atol=0)
     committed = pd.read_csv(FIGURES / "start_objective_summary.csv")
     pd.testing.assert_frame_equal(zs.summaries(FIGURES), committed, check_exact=False, rtol=1e-5, check_dtype=False)
+    # DBL3, not refitted from both starts: reach.csv's fit against its control from 0, counted here directly
+    pair = r[r["model"].isin(["DBL3", "DBL3-zero"])].pivot(index="dataset", columns="model", values="n_iter").dropna()
+    row = committed.set_index(["fits", "model", "measure"]).loc[("penalty, reach.csv", "DBL3", "n_iter")]
+    assert (row.n_datasets, row.fewer, row.more) == (len(pair), (pair["DBL3"] < pair["DBL3-zero"]).sum(),
+                                                     (pair["DBL3"] > pair["DBL3-zero"]).sum())
 
 
 def test_the_pages_table_is_the_summary():

@@ -27,8 +27,9 @@ It writes, into ``zaidi_dbl_rerun/figures/`` (going on from them when run again)
     the same without the penalty (the objective is then the NLL).
 ``start_objective_summary.csv``
     per model, set of fits (``fits``: with the penalty on every dataset, with it on the :data:`LOOSE` ones, without it
-    on those) and measure: on how many datasets the start at AnJE's weights needs fewer / as many / more iterations than
-    the start at 0, the two-tailed sign test and the geometric mean of the ratios.
+    on those; for DBL3, not refitted here, ``penalty, reach.csv``: its fits and its control from 0 in ``reach.csv``,
+    iterations and ``reach_e3`` only) and measure: on how many datasets the start at AnJE's weights needs fewer / as
+    many / more iterations than the start at 0, the two-tailed sign test and the geometric mean of the ratios.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from zaidi_dbl_figures import LEVELS, OBJ_LEVELS, OUT, _tasks, fold0_trace, path, reach, signs  # noqa: E402
+from zaidi_dbl_figures import CONTROLS, LEVELS, OBJ_LEVELS, OUT, _tasks, fold0_trace, path, reach, signs  # noqa: E402
 
 STARTS = {"anje": "generative", "zero": "zeros"}
 """start -> the initialization of the experiment's ``DBL2`` (its own, AnJE's weights; or 0, as ``DBL2-zero``)."""
@@ -113,12 +114,13 @@ def fit(out: Path) -> None:
 
 
 def summary(r: pd.DataFrame) -> pd.DataFrame:
-    """Per measure: the start at AnJE's weights fewer / as many / more iterations than the start at 0."""
+    """Per measure (of :data:`MEASURES` that ``r`` has): the start at AnJE's weights fewer / as many / more iterations
+    than the start at 0."""
     a = r[r["start"] == "anje"].set_index("dataset")
     z = r[r["start"] == "zero"].set_index("dataset")
     both = a.index.intersection(z.index)
     return pd.DataFrame([{"measure": col, **signs(a.loc[both, col].to_numpy(float), z.loc[both, col].to_numpy(float),
-                                                  ("median_anje", "median_zero"))} for col in MEASURES])
+                                                  ("median_anje", "median_zero"))} for col in MEASURES if col in r])
 
 
 def summaries(out: Path) -> pd.DataFrame:
@@ -134,6 +136,10 @@ def summaries(out: Path) -> pd.DataFrame:
                      "none, loose": without}.items():
             if len(r):
                 parts.append(summary(r).assign(fits=k, model=model))
+    for model in sorted(set(CONTROLS.values()) - set(MODELS)):  # not refitted here: reach.csv's fits and controls
+        r = reach_csv[reach_csv["model"].isin([model, f"{model}-zero"])]
+        r = r.assign(start=r["model"].map({model: "anje", f"{model}-zero": "zero"}))
+        parts.append(summary(r[["dataset", "start", "n_iter", *NLL]]).assign(fits="penalty, reach.csv", model=model))
     out_ = pd.concat(parts, ignore_index=True)
     return out_[["fits", "model", *out_.columns.drop(["fits", "model"])]]
 
