@@ -150,7 +150,7 @@ def fit(out: Path) -> None:
     stored, commit = _stored(), environment().get("commit")
     drawn = {(d, 2) for d in FIG15} | {(d, 3) for d in FIG16} | {(FIG17, n) for n in (1, 2, 3)}
     tasks = _tasks()
-    tasks += sorted(drawn - set(tasks))  # musk1's n = 3: drawn, not yet in the tables
+    tasks += sorted(drawn - set(tasks))  # a drawn pair not (yet) in the tables
     cheap3 = _zero3()
     controls = [(d, -2) for d, n in tasks if n == 2] + [(d, -3) for d, n in tasks if n == 3 and d in cheap3]
     controls += [(d, -1) for d, n in tasks if n == 1]

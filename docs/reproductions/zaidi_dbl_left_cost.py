@@ -15,8 +15,8 @@ Reads only committed files:
 A fold of DBL3 on a dataset left is then predicted to take ``set-up + k x CPU s per evaluation x DBL2's iterations
 x r`` CPU seconds, for r each quartile of the ratio: a guess at the iterations, which no capped fit gives. Where
 ``store2/`` already holds whole folds of a (dataset, model), its missing folds are counted at the mean CPU seconds of
-those instead (``folds_done``, ``done_cpu_h``: measured, so the three quartiles are equal; ``guess_fold_cpu_h_q50`` keeps
-the median guess for a fold, to compare); musk1, complete, only calibrates.
+those instead (``folds_done``, ``done_cpu_h``: measured, so the three quartiles are equal;
+``guess_fold_cpu_h_q50`` keeps the median guess for a fold, to compare); musk1, complete, only calibrates.
 """
 
 from __future__ import annotations
