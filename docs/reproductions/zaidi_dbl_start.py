@@ -1,8 +1,8 @@
-"""DBL² (and DBL¹) from AnJE's weights against the same from 0 on every Little dataset, on the objective ``stop=ebnc``
-watches (``zaidi_dbl.md``, §6.3).
+"""DBLⁿ from AnJE's weights against the same from 0 on the Little datasets, on the objective ``stop=ebnc`` watches
+(``zaidi_dbl.md``, §6.3).
 
     BNCBENCH_DATA_DIR=/work/shared/datasets/uci NUMBA_NUM_THREADS=1 \\
-        python docs/reproductions/zaidi_dbl_start.py --fit      # the fits (about 25 CPU minutes), then the summary
+        python docs/reproductions/zaidi_dbl_start.py --fit      # the fits (under an hour of CPU), then the summary
     python docs/reproductions/zaidi_dbl_start.py                # the summary, from the committed fits only
 
 Started at AnJE's weights (footnote 3's start: the class row's weights 1, every pair's AnJE's exponent 1/(a-1)), DBL²
@@ -14,8 +14,9 @@ fold 0 of DBL² from both starts (:data:`STARTS`) on every Little dataset of ``c
 Then, to see whether the penalty is what slows the start at AnJE's weights, both starts again without it (``lam=0``)
 on the datasets where that problem is far from separable (:data:`LOOSE`: DBL²'s penalized fit ends at a training
 NLL above 5 % of N ln K; a nearly separable one has no finite optimum without the penalty). Then all of it again for
-DBL¹ (:data:`MODELS`: its AnJE is naive Bayes; from AnJE's weights it needs more iterations than LR¹, from 0 fewer).
-It writes, into ``zaidi_dbl_rerun/figures/`` (going on from them when run again):
+DBL¹ (its AnJE is naive Bayes; from AnJE's weights it needs more iterations than LR¹, from 0 fewer), and for DBL³ on
+the :data:`LOOSE` datasets only, where ``DBL3-zero`` was fitted (its cheap folds) (:data:`MODELS`). It writes, into
+``zaidi_dbl_rerun/figures/`` (going on from them when run again):
 
 ``start_objective.csv``
     one row per fit: ``model`` (the experiment's, :data:`MODELS`), ``start`` (``anje`` or ``zero``), ``n_iter`` (where
@@ -27,9 +28,10 @@ It writes, into ``zaidi_dbl_rerun/figures/`` (going on from them when run again)
     the same without the penalty (the objective is then the NLL).
 ``start_objective_summary.csv``
     per model, set of fits (``fits``: with the penalty on every dataset, with it on the :data:`LOOSE` ones, without it
-    on those; for DBL3, not refitted here, ``penalty, reach.csv``: its fits and its control from 0 in ``reach.csv``,
-    iterations and ``reach_e3`` only) and measure: on how many datasets the start at AnJE's weights needs fewer / as
-    many / more iterations than the start at 0, the two-tailed sign test and the geometric mean of the ratios.
+    on those; for DBL3, refitted on the :data:`LOOSE` ones only, ``penalty, reach.csv``: its fits and its control from
+    0 in ``reach.csv`` on every dataset, iterations and ``reach_e3`` only) and measure: on how many datasets the start
+    at AnJE's weights needs fewer / as many / more iterations than the start at 0, the two-tailed sign test and the
+    geometric mean of the ratios.
 """
 
 from __future__ import annotations
@@ -43,12 +45,13 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from zaidi_dbl_figures import CONTROLS, LEVELS, OBJ_LEVELS, OUT, _tasks, fold0_trace, path, reach, signs  # noqa: E402
+from zaidi_dbl_figures import LEVELS, OBJ_LEVELS, OUT, _tasks, fold0_trace, path, reach, signs  # noqa: E402
 
 STARTS = {"anje": "generative", "zero": "zeros"}
 """start -> the initialization of the experiment's ``DBL2`` (its own, AnJE's weights; or 0, as ``DBL2-zero``)."""
-MODELS = ("DBL2", "DBL1")
-"""The experiment's models fitted from both starts, in this order."""
+MODELS = {"DBL2": "all", "DBL1": "all", "DBL3": "loose"}
+"""The experiment's models fitted from both starts, in this order, with the penalty on every dataset (``all``) or on the
+:data:`LOOSE` ones only (``loose``); without it on the :data:`LOOSE` ones."""
 # (zaidi_dbl_figures puts benchmarks/ on sys.path, for _fold)
 OBJ = {k: OBJ_LEVELS[k] for k in ("obj_e4", "obj_e6")}
 NLL = {"reach_e3": LEVELS["reach_e3"]}
@@ -63,8 +66,9 @@ FILES = {"penalty": "start_objective.csv", "none": "start_objective_lam0.csv"}
 
 
 def loose(reach_csv: pd.DataFrame, model: str = "DBL2") -> list[str]:
-    """The :data:`LOOSE` datasets of ``reach.csv`` for ``model``, in its order."""
+    """The :data:`LOOSE` datasets of ``reach.csv`` for ``model`` (among those with its control from 0), in its order."""
     r = reach_csv[reach_csv["model"] == model]
+    r = r[r["dataset"].isin(reach_csv.loc[reach_csv["model"] == f"{model}-zero", "dataset"])]
     return r.loc[r["nll_final"] > LOOSE * r["nll_uniform"], "dataset"].tolist()
 
 
@@ -84,19 +88,19 @@ def row(dataset: str, model: str, start: str, trace: list[dict], uniform: float,
 
 
 def fit(out: Path) -> None:
-    """For each of :data:`MODELS`: both starts of every dataset with the penalty, then of the :data:`LOOSE` ones without
-    it, into :data:`FILES` (cheapest datasets first); goes on from them."""
+    """For each of :data:`MODELS`: both starts of every dataset (or of the :data:`LOOSE` ones) with the penalty, then of
+    the :data:`LOOSE` ones without it, into :data:`FILES` (cheapest datasets first); goes on from them."""
     from bncbench.atomic import atomic_write_bytes
     from bncbench.harness.provenance import environment
 
     reach_csv = pd.read_csv(out / "reach.csv")
     commit = environment().get("commit")
-    for model in MODELS:
+    for model, scope in MODELS.items():
         n = int(model[-1])
         uniform = reach_csv[reach_csv["model"] == f"LR{n}"].set_index("dataset")["nll_uniform"]
         order = list(dict.fromkeys(d for d, k in _tasks() if k == n))
-        chosen = set(loose(reach_csv, model))
-        for penalty, datasets in (("penalty", order), ("none", [d for d in order if d in chosen])):
+        chosen = [d for d in order if d in set(loose(reach_csv, model))]
+        for penalty, datasets in (("penalty", order if scope == "all" else chosen), ("none", chosen)):
             file = out / FILES[penalty]
             have = pd.read_csv(file) if file.is_file() else pd.DataFrame(columns=COLUMNS)
             done = set(zip(have["dataset"], have["model"], have["start"]))
@@ -129,14 +133,15 @@ def summaries(out: Path) -> pd.DataFrame:
     fits = {k: pd.read_csv(out / f) for k, f in FILES.items()}
     reach_csv = pd.read_csv(out / "reach.csv")
     parts = []
-    for model in MODELS:
+    for model, scope in MODELS.items():
         chosen = set(loose(reach_csv, model))
         with_penalty, without = (fits[k][fits[k]["model"] == model] for k in ("penalty", "none"))
-        for k, r in {"penalty, all": with_penalty, "penalty, loose": with_penalty[with_penalty["dataset"].isin(chosen)],
-                     "none, loose": without}.items():
+        sets = {"penalty, all": with_penalty} if scope == "all" else {}
+        sets |= {"penalty, loose": with_penalty[with_penalty["dataset"].isin(chosen)], "none, loose": without}
+        for k, r in sets.items():
             if len(r):
                 parts.append(summary(r).assign(fits=k, model=model))
-    for model in sorted(set(CONTROLS.values()) - set(MODELS)):  # not refitted here: reach.csv's fits and controls
+    for model in [m for m, scope in MODELS.items() if scope != "all"]:  # on every dataset: reach.csv's fits, controls
         r = reach_csv[reach_csv["model"].isin([model, f"{model}-zero"])]
         r = r.assign(start=r["model"].map({model: "anje", f"{model}-zero": "zero"}))
         parts.append(summary(r[["dataset", "start", "n_iter", *NLL]]).assign(fits="penalty, reach.csv", model=model))
