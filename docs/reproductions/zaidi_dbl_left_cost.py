@@ -1,6 +1,7 @@
 """What the DBL3 and LR3 folds still missing from the Little rerun cost: `zaidi_dbl.md`, "What the rest costs".
 
     python docs/reproductions/zaidi_dbl_left_cost.py > docs/reproductions/zaidi_dbl_rerun/big_cost/little_left.csv
+    python docs/reproductions/zaidi_dbl_left_cost.py --table      # the page's table ("What the rest costs") of it
 
 Reads only committed files:
 
@@ -21,6 +22,7 @@ those instead (``folds_done``, ``done_cpu_h``: measured, so the three quartiles 
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -38,7 +40,8 @@ QUARTILES = (0.25, 0.5, 0.75)
 FOLDS = 10
 
 
-def main() -> None:
+def left() -> pd.DataFrame:
+    """``little_left.csv``'s rows: per dataset left and model, the guess or the measured cost, and the total."""
     summary = pd.read_csv(HERE / "reg_rows" / "summary.csv").query("complete")
     iters = summary.pivot(index="dataset", columns="model", values="n_iter")
     capped = pd.DataFrame([*json.loads((HERE / "big_cost" / "little_left.json").read_text()),
@@ -71,7 +74,35 @@ def main() -> None:
     total = {"dataset": "total", **{c: out[c].sum() for c in out if c.startswith("cpu_h") or c == "folds_left"}}
     out = pd.concat([out, pd.DataFrame([total])]).round(2)
     ints = ["n_train", "n_parameters", "peak_mib", "folds_done", "folds_left"]
-    sys.stdout.write(out.astype(dict.fromkeys(ints, "Int64")).to_csv(index=False))
+    return out.astype(dict.fromkeys(ints, "Int64"))
+
+
+def table(out: pd.DataFrame) -> str:
+    """:func:`left`'s rows as ``zaidi_dbl.md``'s Markdown table, datasets from the cheapest left (median) on."""
+    rows = out[out["dataset"] != "total"]
+    order = rows.groupby("dataset")["cpu_h_q50"].sum().sort_values(kind="stable").index
+    lines = ["| dataset | model | training rows | weights | peak MiB | CPU s / evaluation | DBL² / LR² iterations "
+             "| folds done (CPU h each) | the folds left, CPU h (quartiles of the guess) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for dataset in order:
+        for _, r in rows[rows["dataset"] == dataset].iterrows():
+            done = f"{r.folds_done} ({r.done_cpu_h:.2f})" if r.folds_done else "0"
+            cpu = (f"{r.cpu_h_q50:.2f} (measured)" if r.folds_done
+                   else " / ".join(f"{r[f'cpu_h_q{round(100 * q)}']:.2f}" for q in QUARTILES))
+            lines.append(f"| {dataset} | {r.model} | {r.n_train:,} | {r.n_parameters:,} | {r.peak_mib:,} | "
+                         f"{r.eval_cpu:.2f} | {round(r.n2_iter):,} | {done} | {cpu} |")
+    t = out[out["dataset"] == "total"].iloc[0]
+    quartiles = " / ".join(f"{t[f'cpu_h_q{round(100 * q)}']:.1f}" for q in QUARTILES)
+    lines.append(f"| **all** | | | | | | | | **{quartiles}** |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", action="store_true", help="the page's Markdown table instead of the CSV")
+    a = ap.parse_args(argv)
+    out = left()
+    sys.stdout.write(table(out) if a.table else out.to_csv(index=False))
 
 
 if __name__ == "__main__":
