@@ -1,7 +1,8 @@
 """docs/reproductions/zaidi_dbl.md shows the committed rerun CSVs' numbers: every W-D-L cell of its tables
 (Tables 2-4, DBLⁿ vs LRⁿ, DBL2-one) and its §6.3 table are read back and compared with ``wdl.csv`` and
 ``convergence_summary.csv`` (Little), so the page cannot drift from the store's CSVs; and its table of what the
-rest costs is ``little_left.csv``, which its script gives back."""
+rest costs is ``little_left.csv``, which its script gives back; ``zaidi_dbl_page.py``, which writes those tables,
+leaves the committed page as it is."""
 
 import re
 import sys
@@ -140,3 +141,19 @@ def test_the_big_three_fold_cost_table_is_fold_cost_md():
     shown = table(DOC.read_text())
     assert len(shown) > 10
     assert shown == table((CSV.parent / "big_cost" / "fold_cost.md").read_text())
+
+
+def test_the_pages_tables_are_what_its_script_writes():
+    """``zaidi_dbl_page.py`` recomputes every table cell of the page from the CSVs: the committed page is a fixed point,
+    and a cell set back to an older count is written anew and reported."""
+    sys.path.insert(0, str(REPO / "docs" / "reproductions"))
+    try:
+        import zaidi_dbl_page
+    finally:
+        sys.path.pop(0)
+    text = DOC.read_text()
+    assert zaidi_dbl_page.rewrite(text) == (text, [])
+    old = "| 2 | DBL3 vs A3JE | bias | **58/2/15 (<0.001)** | **39/4/14 (<0.001)** |"
+    row = next(line for line in text.splitlines() if line.startswith("| 2 | DBL3 vs A3JE | bias |"))
+    again, moved = zaidi_dbl_page.rewrite(text.replace(row, old))
+    assert again == text and moved == [f"Table 2: DBL3 vs A3JE / bias / ours: **39/4/14 (<0.001)** -> {row[-22:-2]}"]

@@ -1,0 +1,155 @@
+"""Rewrite the tables of ``zaidi_dbl.md`` from the committed CSVs, and say which cells moved.
+
+    python docs/reproductions/zaidi_dbl_page.py            # after zaidi_dbl_rerun_tables.py, _figures.py, _start.py
+
+Each table is found by its header line and keeps its rows (which pairs, metrics, sets of fits it shows, and the
+paper's column); only our cells are computed again:
+
+* Tables 2–4 (``| table | pair | metric | paper (75 Little) | ours (...) |``) and the per-metric tables (``| pair |
+  bias | variance | ...``): ``reg_rows/wdl.csv`` (Little), W/D/L (two-tailed sign test p), bold where p <= 0.05;
+* §6.3's (``| pair | datasets | DBL fewer / equal / more iterations (p) |``): ``reg_rows/convergence_summary.csv``;
+* the one-fold paths (``| pair | measure | datasets |``): ``figures/reach_summary.csv``;
+* the starts (``| fits | model | measure | datasets |``): ``figures/start_objective_summary.csv``;
+* what the rest costs: ``zaidi_dbl_left_cost.py --table``.
+
+The numbers in the page's prose are not touched: the cells printed as moved say where to look
+(``tests/test_zaidi_dbl_doc.py`` and its neighbours check every table cell, not the prose).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+DOC = HERE / "zaidi_dbl.md"
+ROWS = HERE / "zaidi_dbl_rerun" / "reg_rows"
+FIGURES = HERE / "zaidi_dbl_rerun" / "figures"
+METRICS = {"bias": "bias", "variance": "variance", "0-1 loss": "zero_one", "RMSE": "rmse",
+           "training time": "train_time"}
+
+
+def p_text(p: float) -> str:
+    """A sign test's p as the page prints it."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def wdl_cell(w: int, d: int, l: int, p: float, sep: str = "/", bold: bool = True) -> str:
+    """``w/d/l (p)``, bold where p <= 0.05 (if ``bold``)."""
+    cell = sep.join(str(int(v)) for v in (w, d, l)) + f" ({p_text(p)})"
+    return f"**{cell}**" if bold and p <= 0.05 else cell
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _row(cells: list[str], indent: str) -> str:
+    return indent + "| " + " | ".join(cells) + " |"
+
+
+def _tables(lines: list[str], header: re.Pattern):
+    """(index of the header line, indices of its body rows) of every table whose header matches."""
+    for i, line in enumerate(lines):
+        if header.match(line.strip()):
+            k = i + 2
+            while k < len(lines) and lines[k].strip().startswith("|"):
+                k += 1
+            yield i, range(i + 2, k)
+
+
+def _wdl() -> dict:
+    w = pd.read_csv(ROWS / "wdl.csv")
+    w = w[w["subset"] == "Little"]
+    return {(f"{a} vs {b}", m): r for (a, b, m), r in w.set_index(["model_a", "model_b", "metric"]).iterrows()}
+
+
+def _ours(r) -> str:
+    """A ``wdl.csv`` row's cell."""
+    return wdl_cell(r.wins, r.draws, r.losses, r.p)
+
+
+def rewrite(text: str) -> tuple[str, list[str]]:
+    """The page with its tables recomputed, and a line per cell that changed."""
+    lines = text.split("\n")
+    moved = []
+    wdl = _wdl()
+
+    def put(k, cells, label, head):
+        """Row ``k`` becomes ``cells``; each changed cell is reported as ``label / its column: old -> new``."""
+        indent = lines[k][: len(lines[k]) - len(lines[k].lstrip())]
+        for name, a, b in zip(head, _cells(lines[k]), cells):
+            if a != b:
+                moved.append(f"{label} / {name}: {a} -> {b}")
+        lines[k] = _row(cells, indent)
+
+    for i, body in _tables(lines, re.compile(r"^\| table \| pair \| metric \| paper \(75 Little\) \| ours \(")):
+        counts = sorted({int(r.n) for r in wdl.values()}, reverse=True)
+        head = _cells(lines[i])
+        head[4] = "ours (" + " / ".join(str(c) for c in counts) + " Little)"
+        lines[i] = _row(head, "")
+        for k in body:
+            t, pair, metric, paper, _ = _cells(lines[k])
+            r = wdl[(pair, METRICS[metric])]
+            put(k, [t, pair, metric, paper, _ours(r)], f"Table {t}: {pair} / {metric}", ["", "", "", "", "ours"])
+    for i, body in _tables(lines, re.compile(r"^\| pair \| bias \| variance \|")):
+        head = _cells(lines[i])
+        for k in body:
+            cells = _cells(lines[k])
+            put(k, [cells[0]] + [_ours(wdl[(cells[0], METRICS[h])]) for h in head[1:]], cells[0], head)
+    conv = pd.read_csv(ROWS / "convergence_summary.csv")
+    conv = conv[conv["subset"] == "Little"].set_index("w_model")
+    for i, body in _tables(lines, re.compile(r"^\| pair \| datasets \| DBL fewer / equal / more iterations \(p\) \|")):
+        head = _cells(lines[i])
+        for k in body:
+            pair = _cells(lines[k])[0]
+            r = conv.loc[pair.split(" vs ")[0]]
+            iters = wdl_cell(r.iter_fewer, r.iter_equal, r.iter_more, r.iter_p, " / ", bold=False)
+            put(k, [pair, str(int(r.n_datasets)), iters,
+                    f"{r.iter_ratio_geomean:.3f}", f"{int(r.time_less)} / {int(r.time_more)} ({p_text(r.time_p)})",
+                    f"{r.time_ratio_geomean:.3f}"], pair, head)
+    for file, pattern, keys, medians in (
+            ("reach_summary.csv", r"^\| pair \| measure \| datasets \|", ["pair", "measure"],
+             ("median_dbl", "median_lr")),
+            ("start_objective_summary.csv", r"^\| fits \| model \| measure \| datasets \|",
+             ["fits", "model", "measure"], ("median_anje", "median_zero"))):
+        s = pd.read_csv(FIGURES / file).set_index(keys)
+        for i, body in _tables(lines, re.compile(pattern)):
+            head = _cells(lines[i])
+            for k in body:
+                cells = _cells(lines[k])
+                key = tuple(c.strip("`") for c in cells[: len(keys)])
+                r = s.loc[key]
+                put(k, cells[: len(keys)] + [str(int(r.n_datasets)), wdl_cell(r.fewer, r.equal, r.more, r.p),
+                                             f"{r.ratio_geomean:.3f}", f"{r[medians[0]]:g} / {r[medians[1]]:g}"],
+                    " / ".join(key), head)
+    text = "\n".join(lines)
+    sys.path.insert(0, str(HERE))
+    try:
+        from zaidi_dbl_left_cost import left, table
+    finally:
+        sys.path.pop(0)
+    section = text.index("## What the rest costs")
+    start = text.index("| dataset | model | training rows |", section)
+    end = text.index("| **all** |", start)
+    end = text.index("\n", end) + 1
+    new = table(left())
+    if text[start:end] != new:
+        moved.append("What the rest costs: the table")
+    return text[:start] + new + text[end:], moved
+
+
+def main() -> int:
+    from bncbench.atomic import atomic_write_bytes
+
+    text, moved = rewrite(DOC.read_text())
+    atomic_write_bytes(DOC, text.encode())
+    print("\n".join(moved) if moved else "no cell moved")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
