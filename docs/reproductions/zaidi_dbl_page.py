@@ -25,16 +25,16 @@ from pathlib import Path
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from zaidi_dbl_left_cost import left, table  # noqa: E402  (the cost table)
+from zaidi_dbl_rerun_tables import p_text  # noqa: E402  (a p as the tables print it)
+
 DOC = HERE / "zaidi_dbl.md"
 ROWS = HERE / "zaidi_dbl_rerun" / "reg_rows"
 FIGURES = HERE / "zaidi_dbl_rerun" / "figures"
 METRICS = {"bias": "bias", "variance": "variance", "0-1 loss": "zero_one", "RMSE": "rmse",
            "training time": "train_time"}
-
-
-def p_text(p: float) -> str:
-    """A sign test's p as the page prints it."""
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def wdl_cell(w: int, d: int, l: int, p: float, sep: str = "/", bold: bool = True) -> str:
@@ -86,8 +86,8 @@ def rewrite(text: str) -> tuple[str, list[str]]:
                 moved.append(f"{label} / {name}: {a} -> {b}")
         lines[k] = _row(cells, indent)
 
+    counts = sorted({int(r.n) for r in wdl.values()}, reverse=True)
     for i, body in _tables(lines, re.compile(r"^\| table \| pair \| metric \| paper \(75 Little\) \| ours \(")):
-        counts = sorted({int(r.n) for r in wdl.values()}, reverse=True)
         head = _cells(lines[i])
         head[4] = "ours (" + " / ".join(str(c) for c in counts) + " Little)"
         lines[i] = _row(head, "")
@@ -127,11 +127,6 @@ def rewrite(text: str) -> tuple[str, list[str]]:
                                              f"{r.ratio_geomean:.3f}", f"{r[medians[0]]:g} / {r[medians[1]]:g}"],
                     " / ".join(key), head)
     text = "\n".join(lines)
-    sys.path.insert(0, str(HERE))
-    try:
-        from zaidi_dbl_left_cost import left, table
-    finally:
-        sys.path.pop(0)
     section = text.index("## What the rest costs")
     start = text.index("| dataset | model | training rows |", section)
     end = text.index("| **all** |", start)

@@ -202,7 +202,8 @@ def convergence(records: pd.DataFrame, s: pd.DataFrame, subsets: dict[str, list[
     return per, summ
 
 
-def _p(p) -> str:
+def p_text(p) -> str:
+    """A sign test's p as the tables print it (``<0.001``, else three decimals); the paper's printed p as it is."""
     if isinstance(p, str):
         return p
     return "<0.001" if p < 0.001 else f"{p:.3f}"
@@ -220,7 +221,7 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
     for r in wdl[wdl["paper_wins"].notna()].itertuples():
         sig = r.paper_p == "<0.001" or float(r.paper_p) <= 0.05
         pap = f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)} ({r.paper_p})"
-        ours = f"{r.wins}/{r.draws}/{r.losses} ({_p(r.p)})"
+        ours = f"{r.wins}/{r.draws}/{r.losses} ({p_text(r.p)})"
         out.append(f"| {r.table} | {r.model_a} vs {r.model_b} | {r.subset} | {r.metric} | "
                    f"{f'**{pap}**' if sig else pap} | {f'**{ours}**' if r.significant else ours} |")
     for (table, subset), g in wdl.groupby(["table", "subset"], sort=False):
@@ -236,13 +237,13 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
                     cells.append("–")
                     continue
                 r = r.iloc[0]
-                c = f"{r.wins}/{r.draws}/{r.losses} ({_p(r.p)})"
+                c = f"{r.wins}/{r.draws}/{r.losses} ({p_text(r.p)})"
                 cells.append(f"**{c}**" if r.significant else c)
             out.append(f"| {a} vs {b} | " + " | ".join(cells) + " |")
     out += ["", "## W-D-L (first model's wins: lower mean; sign test p; paper's cell where it has one)", "",
             "| table | pair | subset | metric | ours | paper |", "|---|---|---|---|---|---|"]
     for r in wdl.itertuples():
-        ours = f"{r.wins}/{r.draws}/{r.losses} ({_p(r.p)})"
+        ours = f"{r.wins}/{r.draws}/{r.losses} ({p_text(r.p)})"
         ours = f"**{ours}**" if r.significant else ours
         pap = "–" if pd.isna(r.paper_wins) else \
             f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)} ({r.paper_p})"
@@ -257,8 +258,8 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
             "| DBL less / more time (p) | time DBL/LR (geo. mean) |", "|---|---|---:|---|---:|---|---:|"]
     for r in conv.itertuples():
         out.append(f"| {r.w_model} vs {r.other_model} | {r.subset} | {r.n_datasets} | {r.iter_fewer} / {r.iter_equal} "
-                   f"/ {r.iter_more} ({_p(r.iter_p)}) | {r.iter_ratio_geomean:.3f} | {r.time_less} / {r.time_more} "
-                   f"({_p(r.time_p)}) | {r.time_ratio_geomean:.3f} |")
+                   f"/ {r.iter_more} ({p_text(r.iter_p)}) | {r.iter_ratio_geomean:.3f} | {r.time_less} / {r.time_more} "
+                   f"({p_text(r.time_p)}) | {r.time_ratio_geomean:.3f} |")
     return "\n".join(out) + "\n"
 
 
