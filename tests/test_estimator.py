@@ -65,6 +65,8 @@ def test_missing_is_a_value_of_its_own_and_unseen_values_do_not_crash():
     y = np.array([0, 0, 1, 1, 0, 1])
     d = Discretizer().fit(X, y)
     codes = d.transform(X)
+    assert codes.flags.c_contiguous and codes.dtype == np.int64  # the compiled kernels read rows
+    np.testing.assert_array_equal(codes, [[0, 0], [1, 0], [3, 0], [0, 1], [1, 0], [3, 0]])  # MDL: no cut in 5 values
     assert d.cardinalities_[0] == 4  # red, blue, green, missing
     assert (codes[[2, 5], 0] == 3).all()
     assert codes[3, 1] == d.cardinalities_[1] - 1  # numeric missing -> its own last code

@@ -194,7 +194,7 @@ class Discretizer(TransformerMixin, BaseEstimator):
             raise BNCBenchError(
                 f"X has {X.shape[1]} features, but Discretizer is expecting {self.n_features_in_} features as input"
             )
-        out = np.empty(X.shape, dtype=np.int64)
+        out = np.empty(X.shape, dtype=np.int64, order="F")  # column by column; one transposing copy at the end
         for j, name in enumerate(X.columns):
             col = _coerce(X[name])
             missing = col.isna().to_numpy()
@@ -209,4 +209,4 @@ class Discretizer(TransformerMixin, BaseEstimator):
                 codes = apply_cuts(col.to_numpy(dtype=float), self.cuts_[j])
             codes = np.where(missing, self.cardinalities_[j] - 1 if self.has_missing_code_[j] else -1, codes)
             out[:, j] = codes
-        return out
+        return np.ascontiguousarray(out)
