@@ -168,3 +168,18 @@ def test_the_committed_store_resumes(tmp_path):
     total = 20 * len(datasets)
     assert res.stdout.splitlines()[-1] == (f"tasks: {total} total, {len(ok)} already done, {total - len(ok)} pending "
                                             "(dry run: nothing ran)")
+
+
+def test_the_committed_csvs_are_the_scripts_output_on_the_committed_stores(tmp_path, monkeypatch):
+    """reg_rows/ is what the page's one command writes from store2's records and the lost store's summary, byte for
+    byte: a record added to store2 without the CSVs regenerated (or a CSV edited by hand) fails here."""
+    rerun = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun"
+    monkeypatch.chdir(REPO)  # the command as the page gives it, from the root: summary.csv names its sources so
+    assert rt.main([str(STORE2.relative_to(REPO)), "--supplement",
+                    str((rerun / "store_nov26" / "summary.csv").relative_to(REPO)), "--out", str(tmp_path)]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(p.name for p in (rerun / "reg_rows").iterdir())
+    for name in names:
+        assert (tmp_path / name).read_bytes() == (rerun / "reg_rows" / name).read_bytes(), name
+    folds = pd.read_csv(tmp_path / "folds.csv")
+    assert list(folds.columns) == rt.FOLD_COLUMNS and len(folds) == len(list((STORE2 / "records").glob("*/*/*.json")))

@@ -2,7 +2,7 @@
 (Tables 2-4, DBLⁿ vs LRⁿ, DBL2-one) and its §6.3 table are read back and compared with ``wdl.csv`` and
 ``convergence_summary.csv`` (Little), so the page cannot drift from the store's CSVs; and its table of what the
 rest costs is ``little_left.csv``, which its script gives back; ``zaidi_dbl_page.py``, which writes those tables,
-leaves the committed page as it is."""
+leaves the committed page as it is; the paragraphs on single datasets' folds are ``folds.csv``."""
 
 import re
 import sys
@@ -157,3 +157,59 @@ def test_the_pages_tables_are_what_its_script_writes():
     row = next(line for line in text.splitlines() if line.startswith("| 2 | DBL3 vs A3JE | bias |"))
     again, moved = zaidi_dbl_page.rewrite(text.replace(row, old))
     assert again == text and moved == [f"Table 2: DBL3 vs A3JE / bias / ours: **39/4/14 (<0.001)** -> {row[-22:-2]}"]
+
+
+def _paragraph(text, dataset):
+    """The page's paragraph on one dataset's DBL³/LR³ folds (it opens with ``**dataset** (`store2/```)."""
+    start = text.index(f"**{dataset}** (`store2/`")
+    return " ".join(text[start:text.index("\n\n", start)].split())
+
+
+def _num(s):
+    return float(s.replace(",", ""))
+
+
+@pytest.fixture(scope="module")
+def folds():
+    """folds.csv's DBL³ and LR³ records, as (dataset) -> frame indexed by (round, fold) with a column per model."""
+    f = pd.read_csv(CSV / "folds.csv")
+    f = f[f["model"].isin(["DBL3", "LR3"])]
+    values = ["n_iter", "zero_one", "train_cpu", "train_cll"]
+    return {d: g.pivot_table(index=["round", "fold"], columns="model", values=values) for d, g in f.groupby("dataset")}
+
+
+def test_the_per_fold_paragraphs_are_folds_csv(folds):
+    """The per-fold prose of musk1, letter and thyroid: iterations, losses, NLLs and CPU read back from folds.csv."""
+    text = DOC.read_text()
+    m = folds["musk1"]
+    para = _paragraph(text, "musk1")
+    pairs = re.search(r"fewer iterations than LR³ \(([\d,/ ]+(?:, [\d,/ ]+)*); ([\d.]+)× in the mean\)", para)
+    assert pairs, para
+    got = [tuple(int(_num(v)) for v in p.split(" / ")) for p in re.findall(r"[\d,]+ / [\d,]+", pairs.group(1))]
+    assert got == list(zip(m["n_iter", "DBL3"].astype(int), m["n_iter", "LR3"].astype(int)))
+    assert pairs.group(2) == f"{m['n_iter', 'DBL3'].mean() / m['n_iter', 'LR3'].mean():.2f}"
+    L = folds["letter"]
+    para = _paragraph(text, "letter").replace("five", "5")
+    d, r = L["n_iter", "DBL3"], L["n_iter", "LR3"]
+    short = d < r
+    assert f"({L['zero_one', 'DBL3'].mean():.4f} against {L['zero_one', 'LR3'].mean():.4f} in the mean)" in para
+    assert f"fewer than LR³'s in {short.sum()} folds ({d[short].min():,.0f}–{d[short].max():,.0f} against " \
+           f"{r[short].min():,.0f}–{r[short].max():,.0f})" in para
+    assert f"in the other {(~short).sum()} ({d[~short].min():,.0f}–{d[~short].max():,.0f} against " \
+           f"{r[~short].min():,.0f}–{r[~short].max():,.0f})" in para
+    assert f"{d.mean():.0f} against {r.mean():.0f} in the mean" in para
+    assert f"{L['train_cpu', 'DBL3'].mean() / L['train_cpu', 'LR3'].mean():.2f}× LR³'s CPU time" in para
+    T = folds["thyroid"]
+    para = _paragraph(text, "thyroid")
+    d, r = T["n_iter", "DBL3"], T["n_iter", "LR3"]
+    nll_d, nll_r = -T["train_cll", "DBL3"], -T["train_cll", "LR3"]
+    z_d, z_r = T["zero_one", "DBL3"], T["zero_one", "LR3"]
+    assert f"fewer iterations than LR³ in {(d < r).sum()} of {len(d)} folds ({d.min():,.0f}–{d.max():,.0f} against " \
+           f"{r.min():,.0f}–{r.max():,.0f}; {d.mean():,.0f} against {r.mean():,.0f} in the mean, " \
+           f"{d.mean() / r.mean():.2f}×)" in para
+    assert (nll_d < nll_r).all() and f"lower training NLL in all {len(d)} ({nll_d.min():.1f}–{nll_d.max():.1f} " \
+           f"against {nll_r.min():.1f}–{nll_r.max():.1f})" in para
+    assert f"({z_d.mean():.4f} against {z_r.mean():.4f} in the mean; lower in {(z_d < z_r).sum()} folds, equal in " \
+           f"{(z_d == z_r).sum()})" in para
+    cpu_d, cpu_r = T["train_cpu", "DBL3"].mean(), T["train_cpu", "LR3"].mean()
+    assert f"CPU time {cpu_d / cpu_r:.2f}× LR³'s ({cpu_d / 3600:.2f} against {cpu_r / 3600:.2f} CPU h a fold)" in para

@@ -29,6 +29,9 @@ counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
     per pair and subset: on how many datasets DBLⁿ needs fewer / as many / more iterations (and less
     / more time) than LRⁿ, the sign test of fewer against more, and the geometric means of the
     ratios DBLⁿ / LRⁿ.
+``folds.csv``
+    every record of the store, one row per fold (:data:`FOLD_COLUMNS`): the page's per-fold numbers (musk1's,
+    letter's and thyroid's iterations, losses and CPU times) come from it.
 
 and prints a Markdown rendering of them (``tables.md`` in the same directory).
 
@@ -73,6 +76,10 @@ CONVERGENCE_PAIRS = [("DBL1", "LR1"), ("DBL2", "LR2"), ("DBL3", "LR3")]
 COLUMNS = ["dataset", "model", "n_ok", "n_failed", "complete", "n_instances", "big", "zero_one", "rmse", "bias",
            "variance", "train_time", "test_time", "n_iter", "n_parameters"]
 """``summary.csv``'s columns (then :data:`CPU` and :data:`SOURCE`)."""
+FOLD_COLUMNS = ["dataset", "model", "round", "fold", "status", "n_iter", "n_fev", "train_cll", "zero_one", "rmse",
+                "train_cpu", "train_time", "n_parameters", "n_train", "n_classes", "resumed", "env.commit"]
+"""``folds.csv``'s columns: a record's fit (iterations, evaluations, training CLL, CPU and wall seconds), test losses,
+size, whether it went on from a checkpoint and the commit that wrote it."""
 CPU = "train_cpu"
 """``summary.csv``'s mean CPU seconds of a fit, where every fold has them (records since commit 45874cd); empty
 for a supplied pair."""
@@ -202,6 +209,14 @@ def convergence(records: pd.DataFrame, s: pd.DataFrame, subsets: dict[str, list[
     return per, summ
 
 
+def folds(records: pd.DataFrame) -> pd.DataFrame:
+    """The store's records one row per fold (:data:`FOLD_COLUMNS`), sorted by dataset, model, round and fold."""
+    if not len(records):
+        return pd.DataFrame(columns=FOLD_COLUMNS)
+    out = records.reindex(columns=FOLD_COLUMNS)
+    return out.sort_values(["dataset", "model", "round", "fold"], kind="stable").reset_index(drop=True)
+
+
 def p_text(p) -> str:
     """A sign test's p as the tables print it (``<0.001``, else three decimals); the paper's printed p as it is."""
     if isinstance(p, str):
@@ -309,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     t56.to_csv(args.out / "tables5_6.csv", index=False)
     per.to_csv(args.out / "convergence.csv", index=False)
     conv.to_csv(args.out / "convergence_summary.csv", index=False)
+    folds(records).to_csv(args.out / "folds.csv", index=False)
     md = markdown(cov, wdl, t56, conv)
     (args.out / "tables.md").write_text(md)
     print(md)
