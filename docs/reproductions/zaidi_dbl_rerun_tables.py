@@ -211,9 +211,7 @@ def convergence(records: pd.DataFrame, s: pd.DataFrame, subsets: dict[str, list[
 
 def folds(records: pd.DataFrame) -> pd.DataFrame:
     """The store's records one row per fold (:data:`FOLD_COLUMNS`), sorted by dataset, model, round and fold."""
-    if not len(records):
-        return pd.DataFrame(columns=FOLD_COLUMNS)
-    out = records.reindex(columns=FOLD_COLUMNS)
+    out = records.reindex(columns=FOLD_COLUMNS)  # no store (an empty frame): the header alone
     return out.sort_values(["dataset", "model", "round", "fold"], kind="stable").reset_index(drop=True)
 
 
