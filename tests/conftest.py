@@ -31,6 +31,38 @@ def run_cli(args, cwd, env_extra=None, timeout=300):
     )
 
 
+def assert_same_output(got: Path, want: Path, rtol: float = 1e-12) -> None:
+    """A file a script wrote is the committed one: the same text, but a CSV's floats to ``rtol``.
+
+    The floats a script computes may differ in the last bits between machines (numpy's ``log`` and ``exp`` and
+    its sums take other instructions on a CPU with AVX-512 than on one without), so a CSV written elsewhere
+    need not be the same bytes; any other difference (a row, a column, a label, an integer, a number off by more
+    than rounding: the CSVs not regenerated) fails.
+    """
+    import pandas as pd
+
+    if got.suffix != ".csv":
+        assert got.read_text() == want.read_text(), got.name
+        return
+    a, b = pd.read_csv(got), pd.read_csv(want)
+    assert list(a.columns) == list(b.columns) and a.shape == b.shape, got.name
+    for col in a.columns:
+        x, y = a[col], b[col]
+        if pd.api.types.is_float_dtype(x) and pd.api.types.is_float_dtype(y):
+            np.testing.assert_allclose(x.to_numpy(), y.to_numpy(), rtol=rtol, atol=0, err_msg=f"{got.name}: {col}")
+        else:  # text, integers, or a column of both text and numbers: cell by cell, numbers to rtol
+            for i, (u, v) in enumerate(zip(x, y)):
+                assert u == v or _close(u, v, rtol) or (pd.isna(u) and pd.isna(v)), f"{got.name}: {col}[{i}]: {u} {v}"
+
+
+def _close(u, v, rtol: float) -> bool:
+    try:
+        u, v = float(u), float(v)
+    except (TypeError, ValueError):
+        return False
+    return abs(u - v) <= rtol * abs(v)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

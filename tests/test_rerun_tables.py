@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "docs" / "reproductions"))
 import zaidi_dbl_rerun_tables as rt  # noqa: E402
-from conftest import data_dir_or_skip, run_cli  # noqa: E402
+from conftest import assert_same_output, data_dir_or_skip, run_cli  # noqa: E402
 
 STORE2 = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "store2"
 
@@ -145,7 +145,7 @@ def test_the_lost_stores_summary_alone_gives_back_its_csvs(tmp_path):
     old = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "store_nov26"
     assert rt.main(["--supplement", str(old / "summary.csv"), "--out", str(tmp_path)]) == 0
     for name in ("coverage", "wdl", "tables5_6", "convergence", "convergence_summary"):
-        assert (tmp_path / f"{name}.csv").read_bytes() == (old / f"{name}.csv").read_bytes(), name
+        assert_same_output(tmp_path / f"{name}.csv", old / f"{name}.csv")
     s = pd.read_csv(tmp_path / "summary.csv")
     assert s[rt.CPU].isna().all()                               # that store's records had no CPU seconds
     pd.testing.assert_frame_equal(s.drop(columns=[rt.CPU, rt.SOURCE]), pd.read_csv(old / "summary.csv"))
@@ -171,8 +171,9 @@ def test_the_committed_store_resumes(tmp_path):
 
 
 def test_the_committed_csvs_are_the_scripts_output_on_the_committed_stores(tmp_path, monkeypatch):
-    """reg_rows/ is what the page's one command writes from store2's records and the lost store's summary, byte for
-    byte: a record added to store2 without the CSVs regenerated (or a CSV edited by hand) fails here."""
+    """reg_rows/ is what the page's one command writes from store2's records and the lost store's summary (byte for
+    byte but the last bits of floats, :func:`conftest.assert_same_output`): a record added to store2 without the CSVs
+    regenerated (or a CSV edited by hand) fails here."""
     rerun = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun"
     monkeypatch.chdir(REPO)  # the command as the page gives it, from the root: summary.csv names its sources so
     assert rt.main([str(STORE2.relative_to(REPO)), "--supplement",
@@ -180,6 +181,23 @@ def test_the_committed_csvs_are_the_scripts_output_on_the_committed_stores(tmp_p
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(p.name for p in (rerun / "reg_rows").iterdir())
     for name in names:
-        assert (tmp_path / name).read_bytes() == (rerun / "reg_rows" / name).read_bytes(), name
+        assert_same_output(tmp_path / name, rerun / "reg_rows" / name)
     folds = pd.read_csv(tmp_path / "folds.csv")
     assert list(folds.columns) == rt.FOLD_COLUMNS and len(folds) == len(list((STORE2 / "records").glob("*/*/*.json")))
+
+
+def test_cross_cpu_csv_is_the_scripts_output(tmp_path, monkeypatch, capsys):
+    """cross_cpu.csv (zaidi_dbl.md, provenance) is zaidi_dbl_cross_cpu.py's output on the committed records: letter's
+    DBL3 r4f0 on the Intel machine against the AMD one (the same 0-1 loss, a few iterations apart), and on the AMD
+    machine at two commits (the same bits)."""
+    import zaidi_dbl_cross_cpu as cc
+
+    rerun = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun"
+    monkeypatch.chdir(REPO)
+    cc.main([str(rerun / s) for s in ("store2", "cross_cpu", "cross_cpu", "cross_cpu_a65cacc")])
+    (tmp_path / "cross_cpu.csv").write_text(capsys.readouterr().out)
+    assert_same_output(tmp_path / "cross_cpu.csv", rerun / "cross_cpu.csv")
+    intel, amd = pd.read_csv(rerun / "cross_cpu.csv").to_dict("records")
+    assert intel["cpu_a"].startswith("Intel") and intel["cpu_b"].startswith("AMD") and intel["n_iter_a"] != intel[
+        "n_iter_b"] and intel["zero_one_a"] == intel["zero_one_b"]
+    assert amd["commit_a"] != amd["commit_b"] and amd["proba_max_abs_diff"] == 0 and amd["n_iter_a"] == amd["n_iter_b"]

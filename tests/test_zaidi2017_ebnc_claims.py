@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from conftest import assert_same_output
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = REPO / "docs" / "reproductions"
@@ -15,7 +16,7 @@ import zaidi2017_ebnc_claims as claims  # noqa: E402
 def test_committed_claims_are_what_the_reports_give(tmp_path):
     assert claims.main(HERE, tmp_path) == 0
     for name in ("claims.csv", "generative.csv", "datasets.txt"):
-        assert (tmp_path / name).read_text() == (HERE / "zaidi2017_ebnc_claims" / name).read_text(), name
+        assert_same_output(tmp_path / name, HERE / "zaidi2017_ebnc_claims" / name)
     assert len((tmp_path / "datasets.txt").read_text().split()) == 62
 
 

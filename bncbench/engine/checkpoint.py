@@ -5,7 +5,8 @@ a preempted node or the end of a session used to cost the whole fold. Within
 :func:`fit_checkpoint` (the runner's tasks, ``checkpoint_every``), :func:`bncbench.engine.optim.lbfgs`
 saves L-BFGS-B's whole state (its driver's: :class:`bncbench.engine.lbfgs_compact.State` or
 :class:`bncbench.engine.lbfgsb.State`), the trace so far and the
-evaluation count every ``every`` seconds, at the end of an iteration, to
+evaluation count every ``every`` seconds (the first save of a fresh optimization after :data:`FIRST`, a minute,
+if that is sooner), at the end of an iteration, to
 ``<prefix>.fit<i>.npz`` (``i``: the fit's optimizations in order, from 0), written atomically.
 When the same task runs again, an optimization whose file is there and was saved by the same
 problem goes on from it: the same steps, so the same parameters, predictions and trace (but
@@ -85,6 +86,15 @@ class SavedState:
 
 EVERY = 1800.0
 """Seconds between saves, unless a run says otherwise (the run config's ``checkpoint_every``)."""
+
+FIRST = 60.0
+"""Seconds to the first save of an optimization that starts afresh, when ``every`` is longer.
+
+So that a fit killed without warning (SIGKILL, the out-of-memory killer, a session's or node's end) after its first
+minute has progress to show: its rerun goes on from the save, and the runner does not count the death as one
+without progress (:func:`bncbench.harness.runner.crash_count`), which would have run the task alone, and after
+``max_crashes`` such deaths recorded it failed. An optimization that goes on from a save keeps ``every``, so a task
+that dies again where it was is still counted (one attempt later than without this save)."""
 
 _ACTIVE: "FitCheckpoint | None" = None
 _REQUESTS = 0  # requests to save now in this process (request_save); each saver serves those it has not served
@@ -200,7 +210,8 @@ class FitCheckpoint:
         Files are ``<prefix>.fit<i>.npz``.
     every : float
         Seconds between saves of one optimization (0: at every iteration); the first save comes
-        ``every`` seconds after the optimization starts.
+        ``every`` seconds after the optimization starts, or :data:`FIRST` if that is sooner and the
+        optimization starts afresh (not from a save).
     label : str, optional
         What is being fitted, for the lines on stderr; default the prefix's name.
     clock : callable, default=time.monotonic
@@ -320,6 +331,7 @@ class Saver:
         self.cpu: float | None = 0.0
         self._last = owner.clock()
         self._failed = False  # a save failed (said once)
+        self._saved = False  # this optimization saved in this run
 
     def load(self, state_class) -> None:
         """Read the file as a ``state_class`` if it exists and matches (else leave it aside with one line on stderr)."""
@@ -349,7 +361,8 @@ class Saver:
              f"({elapsed / 60:.1f} min of optimizing before)")
 
     def maybe_save(self, state, trace: list, n_fev: int, elapsed: float, cpu: float | None) -> bool:
-        """Save the state if ``every`` seconds have passed since the start or the last save, or a save was asked for
+        """Save the state if ``every`` seconds have passed since the start or the last save (:data:`FIRST`, if sooner,
+        before the first save of an optimization that started afresh), or a save was asked for
         (:func:`request_save`, SIGUSR1) since.
 
         Parameters
@@ -374,7 +387,8 @@ class Saver:
         """
         now = self.owner.clock()
         asked = _REQUESTS > self.owner.served
-        if not asked and now - self._last < self.owner.every:
+        every = self.owner.every if self._saved or self.state is not None else min(self.owner.every, FIRST)
+        if not asked and now - self._last < every:
             return False
         self.owner.served = _REQUESTS
         saved = self.save(state, trace, n_fev, elapsed, cpu)
@@ -421,9 +435,10 @@ class Saver:
             if not self._failed:
                 self._failed = True
                 _say(f"{self.owner.label}: cannot save the checkpoint {self.path} "
-                     f"({exc.strerror or exc}); the fit goes on and tries again every {self.owner.every:g} s")
+                     f"({exc.strerror or exc}); the fit goes on and tries again at each save's time")
             return False
         self._last = self.owner.clock()
+        self._saved = True
         return True
 
 

@@ -57,7 +57,8 @@ class RunConfig:
         terminal only (None).
     checkpoint_every : float, optional, default=:data:`bncbench.engine.checkpoint.EVERY`
         Seconds between the saves of a long L-BFGS fit's state, from which a killed task's rerun
-        goes on (:mod:`bncbench.engine.checkpoint`); 0: every iteration; None: no checkpoints.
+        goes on (:mod:`bncbench.engine.checkpoint`; a fresh fit's first save after a minute if that is
+        sooner); 0: every iteration; None: no checkpoints.
     max_crashes : int, optional, default=:data:`bncbench.harness.runner.MAX_CRASHES`
         A task whose process died this many times in a row without progress (a segfault, an
         out-of-memory kill) is recorded failed without being run (:func:`bncbench.harness.runner.run_task`);
