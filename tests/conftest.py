@@ -34,10 +34,10 @@ def run_cli(args, cwd, env_extra=None, timeout=300):
 def assert_same_output(got: Path, want: Path, rtol: float = 1e-12) -> None:
     """A file a script wrote is the committed one: the same text, but a CSV's floats to ``rtol``.
 
-    The floats a script computes may differ in the last bits between machines (numpy's ``log`` and ``exp`` and
-    its sums take other instructions on a CPU with AVX-512 than on one without), so a CSV written elsewhere
-    need not be the same bytes; any other difference (a row, a column, a label, an integer, a number off by more
-    than rounding: the CSVs not regenerated) fails.
+    The floats a script computes may differ in the last bits between machines (numpy and OpenBLAS choose their
+    kernels by the CPU's instruction sets: an Intel Xeon and an AMD EPYC gave other last bits), so a CSV written
+    elsewhere need not be the same bytes; any other difference (a row, a column, a label, an integer, a number off
+    by more than rounding: the CSVs not regenerated) fails.
     """
     import pandas as pd
 

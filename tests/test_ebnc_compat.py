@@ -58,8 +58,8 @@ EVALS_DIFFER = {("tic-tac-toe", "KDB1", "eCCBN"), ("tic-tac-toe", "NB", "eCCBN")
 (``Problem`` serves it from its cache and does not count it; scipy's own count is 76)."""
 CPU_DEPENDENT = {("tic-tac-toe", "KDB1", "eCCBN"): (0.025, 0.02)}
 """Fits whose path follows theirs on one CPU and not on another, with the bounds of the end point where it does not
-(training NLL, class probabilities). tic-tac-toe KDB-1^e: on the Intel Xeon (AVX-512) the same 83 iterations as
-theirs, its probabilities within 2e-7; on an AMD EPYC (AVX2), whose numpy rounds the objective's sums and
+(training NLL, class probabilities). tic-tac-toe KDB-1^e: on an Intel Xeon the same 83 iterations as theirs, its
+probabilities within 2e-7; on an AMD EPYC (AVX2), whose numpy and OpenBLAS round the objective's sums and
 logarithms differently, ours leaves their path and ``factr`` stops it at iteration 55, at a training NLL 0.0196
 above their 26.6349 (probabilities within 0.0135): the fit creeps (their gradient is still 0.056 when it stops)."""
 FITS = [(d, s, p) for d in ("vote", "tic-tac-toe") for s in STRUCTURES for p in PARAMS]
