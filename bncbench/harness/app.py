@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import BNCBenchError
+from bncbench.harness.runner import STOP_GRACE
 from bncbench.paths import conf_dir
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class Plan:
     max_crashes : int or None, default=None
         Deaths of a task's process in a row without progress after which it is recorded failed
         unrun (``cfg.max_crashes``, :func:`bncbench.harness.runner.run_task`); ``None``: no limit.
+    stop_grace : float, default=:data:`bncbench.harness.runner.STOP_GRACE`
+        Seconds a stopped run waits at most for its workers' fits to save (``cfg.stop_grace``).
     """
 
     name: str
@@ -67,6 +70,7 @@ class Plan:
     executor: Executor | None = None
     checkpoint_every: float | None = None
     max_crashes: int | None = None
+    stop_grace: float = STOP_GRACE
 
 
 def _searchpath(cfg: DictConfig) -> list:
@@ -315,7 +319,7 @@ def prepare(cfg: DictConfig) -> Plan:
     BNCBenchError
         If ``name``, ``cv.rounds``, ``cv.folds`` or ``seed`` is missing or not usable (the name
         must be non-empty, without ``/`` and not start with ``.``; at least 1 round and 2 folds),
-        ``checkpoint_every`` is negative, ``max_crashes`` is not an integer >= 1 or null,
+        ``checkpoint_every`` or ``stop_grace`` is negative, ``max_crashes`` is not an integer >= 1 or null,
         a dataset is unknown or unavailable or cannot be evaluated by the protocol (too few rows,
         a continuous class: :func:`bncbench.harness.protocol.check_dataset_fits`), a model option, key
         or label is bad, a model's
@@ -338,6 +342,7 @@ def prepare(cfg: DictConfig) -> Plan:
         every = cfg.get("checkpoint_every")
         every = None if every is None else float(every)
         max_crashes = cfg.get("max_crashes")
+        grace = float(cfg.get("stop_grace", STOP_GRACE))
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
     except BNCBenchError:
@@ -348,6 +353,8 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"bad experiment name {name!r}")
     if every is not None and not every >= 0:
         raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
+    if not grace >= 0:
+        raise BNCBenchError(f"stop_grace must be >= 0 seconds, got {grace}")
     max_crashes = check_max_crashes(max_crashes)
     mode = protocol.mode
     datasets = specs.resolve(dataset_names)
@@ -370,7 +377,7 @@ def prepare(cfg: DictConfig) -> Plan:
     executor = make_executor(ex.pop("name"), **{k: v for k, v in ex.items() if k != "label"})
     # relative paths are relative to where the command was started (also with hydra.job.chdir=true)
     return Plan(name, Path(to_absolute_path(str(cfg.results_dir))) / name, datasets, models, protocol, data_dir,
-                executor, every, max_crashes)
+                executor, every, max_crashes, grace)
 
 
 def select_models(models: list, only) -> list:
@@ -461,6 +468,7 @@ def execute(cfg: DictConfig, plan: Plan | None = None) -> int:
         retry_failed=bool(cfg.get("retry_failed", True)),
         checkpoint_every=plan.checkpoint_every,
         max_crashes=plan.max_crashes,
+        stop_grace=plan.stop_grace,
     )
     correction = bool(cfg.get("correction", False))
     # summary.csv covers every record of the experiment directory (sweep jobs share it);

@@ -20,7 +20,7 @@ from typing import Any, List, Optional
 from bncbench.engine.checkpoint import EVERY
 from bncbench.errors import BNCBenchError, did_you_mean
 from bncbench.harness.protocol import CVConfig, Protocol
-from bncbench.harness.runner import MAX_CRASHES
+from bncbench.harness.runner import MAX_CRASHES, STOP_GRACE
 
 
 @dataclass
@@ -63,6 +63,9 @@ class RunConfig:
         A task whose process died this many times in a row without progress (a segfault, an
         out-of-memory kill) is recorded failed without being run (:func:`bncbench.harness.runner.run_task`);
         at least 1; None: no limit.
+    stop_grace : float, default=:data:`bncbench.harness.runner.STOP_GRACE`
+        Seconds a run stopped by Ctrl-C or SIGTERM waits at most for the fits of its worker processes to save
+        before it closes them (a second signal stops it at once); at least 0.
     correction : bool, default=False
         Webb's unbiased correction of the Kohavi–Wolpert bias in the printed summary.
     dry_run : bool, default=False
@@ -91,6 +94,7 @@ class RunConfig:
     progress: Optional[bool] = None
     checkpoint_every: Optional[float] = EVERY
     max_crashes: Optional[int] = MAX_CRASHES
+    stop_grace: float = STOP_GRACE
     correction: bool = False
     dry_run: bool = False
     report: Any = None

@@ -358,6 +358,11 @@ def _interrupt_within(exc: BaseException) -> BaseException | None:
     return None
 
 
+STOP_GRACE = 60.0
+"""Seconds a run stopped by Ctrl-C or SIGTERM waits at most for the fits in its worker processes to save
+(:func:`_saves_before_stop`) before it closes the workers (the run config's ``stop_grace``)."""
+
+
 MAX_CRASHES = 2
 """Deaths of a task's process in a row, without progress, after which it is recorded failed unrun (``max_crashes``).
 
@@ -757,6 +762,7 @@ def run_experiment(
     retry_failed: bool = True,
     checkpoint_every: float | None = checkpoint.EVERY,
     max_crashes: int | None = MAX_CRASHES,
+    stop_grace: float = STOP_GRACE,
 ) -> dict:
     """Run every pending task; returns counts of ``total, skipped, ok, failed`` and the task ``keys``.
 
@@ -803,6 +809,9 @@ def run_experiment(
         not counted, also where the executor's workers were killed to stop it. Where one
         worker's death ends the others' tasks (joblib with several workers), a task whose process
         died before runs first, alone, unless its fit saved a checkpoint since (:func:`_crash_groups`).
+    stop_grace : float, default=:data:`STOP_GRACE`
+        Seconds a run stopped by Ctrl-C or SIGTERM waits at most for the fits of its worker processes to save
+        (:func:`_saves_before_stop`).
 
     Returns
     -------
@@ -846,7 +855,7 @@ def run_experiment(
         return [t for t in pending if t.key not in returned]
 
     try:
-        with _saves_before_stop(store, in_flight):
+        with _saves_before_stop(store, in_flight, stop_grace):
             for group in _crash_groups(store, pending, executor, max_crashes):
                 for rec in executor.map_unordered(fn, group):
                     returned.add(rec.key)
@@ -893,11 +902,6 @@ def _crash_groups(store: ResultStore, pending: list[Task], executor, max_crashes
         again = max_crashes is None or deaths < max_crashes  # else recorded failed unrun: no need to isolate
         (alone if again and not progressed else rest).append(t)
     return [[t] for t in alone] + ([rest] if rest else [])
-
-
-STOP_GRACE = 60.0
-"""Seconds a run stopped by Ctrl-C or SIGTERM waits at most for the fits in its worker processes to save
-(:func:`_saves_before_stop`) before it closes the workers."""
 
 
 @contextlib.contextmanager
