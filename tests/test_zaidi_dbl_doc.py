@@ -213,3 +213,30 @@ def test_the_per_fold_paragraphs_are_folds_csv(folds):
            f"{(z_d == z_r).sum()})" in para
     cpu_d, cpu_r = T["train_cpu", "DBL3"].mean(), T["train_cpu", "LR3"].mean()
     assert f"CPU time {cpu_d / cpu_r:.2f}× LR³'s ({cpu_d / 3600:.2f} against {cpu_r / 3600:.2f} CPU h a fold)" in para
+
+
+def test_connect_4s_first_folds_are_folds_csv_and_little_left_csv(folds):
+    """connect-4's paragraph and the cost bullet on it: its first folds' iterations, losses, NLLs and CPU from
+    folds.csv, the guess's median fold and the folds left from little_left.csv. LR³'s fold at the cap (10,000)."""
+    text = DOC.read_text()
+    C = folds["connect-4"].loc[(0, 0)]
+    para = _paragraph(text, "connect-4")
+    it_d, it_r = int(C["n_iter", "DBL3"]), int(C["n_iter", "LR3"])
+    cpu_d, cpu_r = C["train_cpu", "DBL3"] / 3600, C["train_cpu", "LR3"] / 3600
+    assert it_r == 10_000 and f"DBL³ took {it_d:,} iterations and LR³ {it_r:,}, the `stop=ebnc` cap" in para
+    assert f"({it_d / it_r:.2f}×; CPU time {cpu_d:.2f} against {cpu_r:.2f} h, {cpu_d / cpu_r:.2f}×)" in para
+    assert f"({-C['train_cll', 'DBL3']:.2f} against {-C['train_cll', 'LR3']:.2f})" in para
+    assert f"0-1 loss ({C['zero_one', 'DBL3']:.4f} against {C['zero_one', 'LR3']:.4f})" in para
+    s = pd.read_csv(CSV / "summary.csv").set_index(["dataset", "model"])
+    assert f"DBL² and LR² average {s.loc[('connect-4', 'DBL2'), 'zero_one']:.4f} and " \
+           f"{s.loc[('connect-4', 'LR2'), 'zero_one']:.4f} over their 10 folds" in para
+    left = pd.read_csv(LEFT).set_index(["dataset", "model"])
+    d, r = left.loc[("connect-4", "DBL3")], left.loc[("connect-4", "LR3")]
+    cost = " ".join(text.split("* **The iterations are the guess**")[1].split("* **What that is in time")[0].split())
+    assert f"took {cpu_d:.2f} CPU h (DBL³, {it_d:,} iterations) and {cpu_r:.2f} (LR³, {it_r:,}: the" in cost
+    assert f"{cpu_d / d.guess_fold_cpu_h_q50:.1f} and {cpu_r / r.guess_fold_cpu_h_q50:.1f} times the guess's " \
+           f"median fold ({d.guess_fold_cpu_h_q50:.2f} and {r.guess_fold_cpu_h_q50:.2f} CPU h" in cost
+    assert (d.folds_left, r.folds_left) == (9, 9)
+    assert f"nine folds left of each come to {d.cpu_h_q50:.1f} and {r.cpu_h_q50:.1f} CPU h" in cost
+    lost = pd.read_csv(CSV.parent / "lost_saves.csv")
+    assert f"reached {lost.n_iter.iloc[0]:,} and {lost.n_iter.iloc[1]:,} iterations" in cost, lost
