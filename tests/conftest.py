@@ -31,6 +31,61 @@ def run_cli(args, cwd, env_extra=None, timeout=300):
     )
 
 
+_BATCH = r"""import json, os, sys, traceback, warnings
+from bncbench.__main__ import main
+for case in json.load(open(sys.argv[1])):
+    os.chdir(case["cwd"])
+    warnings.filterwarnings("default", append=True)  # (a change of the filters: each case shows its warnings again)
+    sys.stdout.flush(); sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(case["out"], "w") as out, open(case["err"], "w") as err:
+        os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+        try:
+            code = main(case["args"])
+        except SystemExit as exc:  # as the interpreter ends on it
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stdout.flush(); sys.stderr.flush()
+            os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+            os.close(saved[0]); os.close(saved[1])
+    with open(case["code"], "w") as f:
+        f.write(str(code))
+"""
+
+
+def run_cli_batch(cases, timeout=600):
+    """``python -m bncbench ARGS`` for each ``(args, cwd)`` of ``cases``, one after the other in one subprocess.
+
+    For many quick commands (bad input refused before any task) the imports, a few seconds a process, are paid once.
+    Each command runs as the program would (``bncbench.__main__.main``; a ``SystemExit`` is its exit code) with its
+    own working directory and its stdout and stderr (the file descriptors: whatever writes to them, Python or C);
+    warnings are shown afresh in each. Returns one ``CompletedProcess`` a case, in order."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = ("out", "err", "code")
+        spec = [{"args": list(args), "cwd": str(cwd), **{k: os.path.join(tmp, f"{i}.{k}") for k in files}}
+                for i, (args, cwd) in enumerate(cases)]
+        Path(tmp, "cases.json").write_text(json.dumps(spec))
+        env = {**os.environ, "MPLBACKEND": os.environ.get("MPLBACKEND", "Agg")}
+        done = subprocess.run([sys.executable, "-c", _BATCH, os.path.join(tmp, "cases.json")], env=env,
+                              capture_output=True, text=True, timeout=timeout)
+        out = []
+        for case in spec:
+            if not os.path.exists(case["code"]):
+                raise AssertionError(f"the batch stopped before {case['args']}: {done.stderr[-3000:]}")
+            out.append(subprocess.CompletedProcess([sys.executable, "-m", "bncbench", *case["args"]],
+                                                   int(Path(case["code"]).read_text()), Path(case["out"]).read_text(),
+                                                   Path(case["err"]).read_text()))
+        return out
+
+
 def assert_same_output(got: Path, want: Path, rtol: float = 1e-12) -> None:
     """A file a script wrote is the committed one: the same text, but a CSV's floats to ``rtol``.
 

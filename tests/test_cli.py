@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_cli_batch
 
 from bncbench.harness.store import load_results
 
@@ -51,9 +51,21 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
-def test_bad_input_is_one_line_exit_2_and_no_results(tmp_path, args, message):
-    res = run_cli(["run", *args, f"results_dir={tmp_path / 'results'}"], cwd=tmp_path)
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory):
+    """Each command of ``BAD`` and ``INVALID_MODELS`` (with the extra arguments of its test) run in one subprocess
+    (:func:`conftest.run_cli_batch`), each in a directory of its own: (list, index) -> (CompletedProcess, directory)."""
+    cases = {("BAD", i): ("run", *args) for i, (args, _) in enumerate(BAD)}
+    cases.update({("INVALID_MODELS", i): ("run", *args, "dataset.names=[synth-nb]")
+                  for i, (args, _) in enumerate(INVALID_MODELS)})
+    dirs = {key: tmp_path_factory.mktemp("refused") for key in cases}
+    runs = run_cli_batch([([*args, f"results_dir={dirs[key] / 'results'}"], dirs[key]) for key, args in cases.items()])
+    return {key: (res, dirs[key]) for key, res in zip(cases, runs)}
+
+
+@pytest.mark.parametrize("i", range(len(BAD)), ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_line_exit_2_and_no_results(refused, i):
+    (res, tmp_path), message = refused["BAD", i], BAD[i][1]
     assert res.returncode == 2, res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, res.stderr
@@ -161,9 +173,9 @@ INVALID_MODELS = [
 ]
 
 
-@pytest.mark.parametrize("args,message", INVALID_MODELS, ids=[" ".join(a) for a, _ in INVALID_MODELS])
-def test_invalid_models_are_caught_before_any_task(tmp_path, args, message):
-    res = run_cli(["run", *args, "dataset.names=[synth-nb]", f"results_dir={tmp_path / 'results'}"], cwd=tmp_path)
+@pytest.mark.parametrize("i", range(len(INVALID_MODELS)), ids=[" ".join(a) for a, _ in INVALID_MODELS])
+def test_invalid_models_are_caught_before_any_task(refused, i):
+    (res, tmp_path), message = refused["INVALID_MODELS", i], INVALID_MODELS[i][1]
     assert res.returncode == 2, res.stdout + res.stderr
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()
