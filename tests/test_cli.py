@@ -33,7 +33,8 @@ BAD = [
     (["max_crashes=0"], "max_crashes must be an integer >= 1 (deaths of a task's process in a row before it is "
                         "recorded failed) or null (no limit), got 0"),
     (["max_crashes=often"], "Value 'often' of type 'str' could not be converted to Integer"),
-    (["stop_grace=-1"], "stop_grace must be >= 0 seconds, got -1.0"),
+    (["stop_grace=-1"], "stop_grace must be a number of seconds >= 0 (how long a stopped run waits for its workers' "
+                        "fits to save), got -1.0"),
     (["stop_grace=null"], "field 'stop_grace' is not Optional"),
     # unknown keys, with or without +, name the closest valid key (issue #36, item 1)
     (["strucure=nb"], "the run config has no key 'strucure' (did you mean 'structure'?)"),

@@ -112,3 +112,13 @@ def test_command_line_type_error_is_one_line_exit_2(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "The 'k' parameter of BNClassifier must be an int in the range [0, inf). Got 'abc' " \
                                "instead." in lines[0]
+
+
+@pytest.mark.parametrize("option,value", [("stop_grace", -1.0), ("max_crashes", 0)])
+def test_a_run_option_gets_the_same_line_from_python_and_the_command_line(tmp_path, option, value):
+    """``run_experiment``'s own options, checked by the one function both routes call, before anything is written."""
+    with pytest.raises(BNCBenchError) as err:
+        run_experiment([{"name": "synth-nb", "source": "synthetic"}], [ModelSpec("NB", {"structure": "nb"})],
+                       results_root=tmp_path / "r", progress=False, **{option: value})
+    assert _cli([f"{option}={value}"]) == str(err.value) and option in str(err.value)
+    assert not (tmp_path / "r").exists()

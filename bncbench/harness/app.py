@@ -329,7 +329,7 @@ def prepare(cfg: DictConfig) -> Plan:
     from bncbench.executors import make_executor
     from bncbench.harness.model_specs import expand_models
     from bncbench.harness.protocol import Protocol, check_dataset_fits
-    from bncbench.harness.runner import check_max_crashes
+    from bncbench.harness.runner import check_max_crashes, check_stop_grace
 
     from hydra.utils import to_absolute_path
 
@@ -342,7 +342,7 @@ def prepare(cfg: DictConfig) -> Plan:
         every = cfg.get("checkpoint_every")
         every = None if every is None else float(every)
         max_crashes = cfg.get("max_crashes")
-        grace = float(cfg.get("stop_grace", STOP_GRACE))
+        grace = cfg.get("stop_grace", STOP_GRACE)
         data_dir = cfg.get("data_dir")
         dataset_names = OmegaConf.to_container(cfg.dataset.names, resolve=True) if cfg.get("dataset") else None
     except BNCBenchError:
@@ -353,9 +353,8 @@ def prepare(cfg: DictConfig) -> Plan:
         raise BNCBenchError(f"bad experiment name {name!r}")
     if every is not None and not every >= 0:
         raise BNCBenchError(f"checkpoint_every must be >= 0 seconds (0: every iteration) or null, got {every}")
-    if not grace >= 0:
-        raise BNCBenchError(f"stop_grace must be >= 0 seconds, got {grace}")
     max_crashes = check_max_crashes(max_crashes)
+    grace = check_stop_grace(grace)
     mode = protocol.mode
     datasets = specs.resolve(dataset_names)
     if data_dir is not None:

@@ -397,6 +397,29 @@ def check_max_crashes(value) -> int | None:
     return int(value)
 
 
+def check_stop_grace(value) -> float:
+    """``stop_grace`` as the runner takes it: seconds, a number of at least 0 (:data:`STOP_GRACE`).
+
+    Parameters
+    ----------
+    value : float
+        The run option.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    BNCBenchError
+        If ``value`` is not a number >= 0 (one line).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value >= 0:
+        raise BNCBenchError(f"stop_grace must be a number of seconds >= 0 (how long a stopped run waits for its "
+                            f"workers' fits to save), got {value!r}")
+    return float(value)
+
+
 def crash_count(marker: dict | None, progress: int) -> int:
     """Deaths in a row without progress of a task's process, counting the one a found marker tells of.
 
@@ -733,14 +756,17 @@ def _hms(seconds: float) -> str:
 def _holding_store_lock(run):
     """``run`` (:func:`run_experiment`) within its store's lock (:meth:`bncbench.harness.store.ResultStore.lock`),
     after removing the predictions a killed or failed write left without their JSON. The models are
-    validated first, as the command line validates them (:func:`bncbench.validate.check_model`): a bad
-    one is one line, before the store is touched."""
+    validated first, as the command line validates them (:func:`bncbench.validate.check_model`), and so are the
+    run's options ``max_crashes`` and ``stop_grace``: a bad one is one line, before the store is touched."""
     from bncbench.harness.model_specs import check_model
 
     @functools.wraps(run)
     def locked(*args, results_root, **kwargs):
         for m in (kwargs["models"] if "models" in kwargs else args[1]):
             check_model(m.params, m.label)
+        for option, check in (("max_crashes", check_max_crashes), ("stop_grace", check_stop_grace)):
+            if option in kwargs:
+                kwargs[option] = check(kwargs[option])
         store = ResultStore(results_root)
         with store.lock():
             store.clean_strays()
@@ -825,12 +851,11 @@ def run_experiment(
         Before any task runs: if a model's parameters are bad (the command line's one line,
         :func:`bncbench.validate.check_model`), two model labels map to the same directory, the results
         directory holds a record of another configuration for a pending task, ``max_crashes`` is
-        not an integer >= 1 or None, or the default executor rejects ``n_jobs``. Errors of
-        :attr:`Task.key` (see there) propagate too.
+        not an integer >= 1 or None, ``stop_grace`` is not a number >= 0, or the default executor rejects
+        ``n_jobs``. Errors of :attr:`Task.key` (see there) propagate too.
     """
     from bncbench.executors import make_executor
 
-    max_crashes = check_max_crashes(max_crashes)
     protocol = protocol or Protocol()
     executor = executor if executor is not None else make_executor("joblib", n_jobs=n_jobs)
     tasks, pending = pending_tasks(datasets, models, results_root=results_root, protocol=protocol,
