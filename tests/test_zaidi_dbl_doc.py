@@ -223,8 +223,11 @@ def test_connect_4s_first_folds_are_folds_csv_and_little_left_csv(folds):
     para = _paragraph(text, "connect-4")
     it_d, it_r = int(C["n_iter", "DBL3"]), int(C["n_iter", "LR3"])
     cpu_d, cpu_r = C["train_cpu", "DBL3"] / 3600, C["train_cpu", "LR3"] / 3600
-    assert it_r == 10_000 and f"DBL³ took {it_d:,} iterations and LR³ {it_r:,}, the `stop=ebnc` cap" in para
-    assert f"({it_d / it_r:.2f}×; CPU time {cpu_d:.2f} against {cpu_r:.2f} h, {cpu_d / cpu_r:.2f}×)" in para
+    assert it_r == 10_000
+    assert f"DBL³ took {it_d:,} iterations, {it_d / it_r:.2f}× LR³'s {it_r:,} (the `stop=ebnc` cap" in para
+    assert f"and {cpu_d / cpu_r:.2f}× its CPU time ({cpu_d:.2f} against {cpu_r:.2f} h)" in para
+    f = pd.read_csv(CSV / "folds.csv")
+    assert set(f.loc[f["dataset"] == "connect-4", "n_parameters"]) == {369_256} and "369,256 weights" in para
     assert f"({-C['train_cll', 'DBL3']:.2f} against {-C['train_cll', 'LR3']:.2f})" in para
     assert f"0-1 loss ({C['zero_one', 'DBL3']:.4f} against {C['zero_one', 'LR3']:.4f})" in para
     s = pd.read_csv(CSV / "summary.csv").set_index(["dataset", "model"])
