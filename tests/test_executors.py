@@ -457,7 +457,9 @@ def test_ctrl_c_stays_an_interrupt_once_dask_jobqueue_is_imported(tmp_path):
 
 
 STOPPABLE = [
-    pytest.param(["executor=joblib", "executor.n_jobs=2"], id="joblib"),
+    # stop_grace=0: the workers are closed without waiting for their fits' saves (a wait of up to a minute for fits
+    # still setting up; the saves are test_fit_checkpoint's test_a_run_with_workers_stopped_by_sigterm_...)
+    pytest.param(["executor=joblib", "executor.n_jobs=2", "stop_grace=0"], id="joblib"),
     pytest.param(["executor=slurm", "executor.cluster=local", "executor.poll_seconds=0.2"], marks=needs_submitit,
                  id="slurm-local"),
     pytest.param(["executor=dask", "executor.n_workers=2"], marks=needs_dask, id="dask"),
