@@ -353,7 +353,8 @@ def test_combined_kernel_is_the_per_subset_kernel_to_rounding(problem, n):
 def test_combined_softmax_kernel_is_the_per_subset_kernel_to_rounding(problem, n):
     """Any number of classes (the softmax kernels; two classes too, as ``two_class=False`` runs them): the combined
     tables against the per-subset kernel, NLL and gradient to 1e-12 relative, for training codes and codes with
-    unseen combinations, a gradient not starting at 0, any block size, tile and table bound."""
+    unseen combinations, a gradient not starting at 0, any block size and table bound; equal to itself bit for bit
+    at every block size."""
     Y, X, y, Xt, yt, layouts, cards = problem
     layout, gen = layouts[n]
     known = np.clip(Xt, 0, cards - 1)
@@ -365,18 +366,20 @@ def test_combined_softmax_kernel_is_the_per_subset_kernel_to_rounding(problem, n
             grp = sd.SubsetGroups(design.lookup, max_keys)
             for grad in (True, False):
                 G_ref = np.zeros((layout.n_rows, Y) if grad else (1, 1))
-                f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, sd.SCATTER_TILE,
-                                       sd.KEYS_KEPT_BYTES, *arrays)
-                for chunk, tile in ((1, 1), (5, 3), (64, 64), (10_000, 2)):
+                f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays)
+                first = None
+                for chunk in (1, 5, 64, sd.score_block_rows(Y), 10_000):
                     G = np.zeros_like(G_ref)
-                    f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, grad, chunk, tile, *grp.arrays())
+                    f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, grad, chunk, *grp.arrays())
                     _close(f, G, f_ref, G_ref)
+                    first = first or (f, G)  # and the same sums in the same order at every block size: bit for bit
+                    assert f == first[0]
+                    np.testing.assert_array_equal(G, first[1])
         G0 = np.random.default_rng(3).standard_normal((layout.n_rows, Y))
         G_ref, G = G0.copy(), G0.copy()
-        f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, True, 64, sd.SCATTER_TILE,
-                               sd.KEYS_KEPT_BYTES, *arrays)
+        f_ref = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, True, 64, *arrays)
         grp = sd.SubsetGroups(design.lookup)
-        f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, True, 64, 8, *grp.arrays())
+        f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, True, 64, *grp.arrays())
         _close(f, G, f_ref, G_ref)
     on = Data.from_design(layout.design(X), y, Y)  # through CLL: the combined kernel
     assert on.design.combined(Y) is not None
@@ -403,8 +406,7 @@ def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n, monkeypat
     refs = {}
     for grad in (True, False):  # compiled references first
         G_ref = np.zeros((nt, Y) if grad else (1, 1))
-        f_soft = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, sd.SCATTER_TILE,
-                                sd.KEYS_KEPT_BYTES, *arrays)
+        f_soft = sd._subset_cll(design.codes, data.C, data.csum, Phi, G_ref, grad, 64, *arrays)
         refs["softmax", grad] = f_soft, G_ref
         if Y == 2:
             g_ref = np.zeros(nt if grad else 1)
@@ -415,7 +417,7 @@ def test_combined_kernels_touch_only_the_rows_the_loss_has(problem, n, monkeypat
             monkeypatch.setattr(sd, name, getattr(sd, name).py_func)
     for grad in (True, False):
         G = np.zeros((nt, Y) if grad else (1, 1))
-        f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, grad, 64, 8, *grp.arrays())
+        f = sd._grouped_cll(design.codes, data.C, data.csum, Phi, G, grad, 64, *grp.arrays())
         _close(f, G, *refs["softmax", grad])
         if Y == 2:
             g = np.zeros(nt if grad else 1)
@@ -616,11 +618,12 @@ def test_fit_with_stored_keys_is_the_same_fit(problem, param, monkeypatch):
 
 
 @pytest.mark.parametrize("budget", [None, 0, 200], ids=["dense", "binary-search", "mixed"])
-def test_softmax_kernel_at_any_tile_is_the_reference_bit_for_bit(problem, budget):
-    """The per-subset softmax kernel keeps its rows for the scatter or finds a tile's rows again
-    (``keep_bytes`` 0 or large): either way, at every block size and tile, with dense maps, binary search
-    or both, on training codes and on codes with unknown and out-of-range values, its NLL and gradient are
-    the materialized table's bit for bit (one design row per instance, in order)."""
+def test_softmax_kernel_at_any_block_size_is_the_reference_bit_for_bit(problem, budget):
+    """The per-subset softmax kernel goes subset by subset over a block of design rows in the gather and again in the
+    scatter (finding the subset's rows of the block again from the codes): at every block size (one row, a few, all
+    and more than all), with dense maps, binary search or both, on training codes and on codes with unknown and
+    out-of-range values, its NLL and gradient are the materialized table's bit for bit (one design row per instance,
+    in order), and the block size the design picks is one of them."""
     Y, X, y, Xt, yt, layouts, _ = problem
     layout, gen = layouts[3]
     if budget is not None:
@@ -632,15 +635,13 @@ def test_softmax_kernel_at_any_tile_is_the_reference_bit_for_bit(problem, budget
         design = layout.design(codes, combine=False)
         data = Data.from_design(design, labels, Y, compress=False)
         arrays = design.lookup.kernel_arrays()
-        for chunk in (1, 5, 64, 10_000):
-            for tile in (1, 3, 64, 10_000):
-                for keep in KEEP:
-                    G = np.zeros_like(G_ref)
-                    f = sd._subset_cll(design.codes, data.C, data.csum, Phi, G, True, chunk, tile, keep, *arrays)
-                    assert f == f_ref
-                    np.testing.assert_array_equal(G, G_ref)
+        for chunk in (1, 5, 64, sd.score_block_rows(Y), 10_000):
+            G = np.zeros_like(G_ref)
+            f = sd._subset_cll(design.codes, data.C, data.csum, Phi, G, True, chunk, *arrays)
+            assert f == f_ref
+            np.testing.assert_array_equal(G, G_ref)
             G = np.zeros((1, 1))
-            assert sd._subset_cll(design.codes, data.C, data.csum, Phi, G, False, chunk, 3, 0, *arrays) == f_ref
+            assert sd._subset_cll(design.codes, data.C, data.csum, Phi, G, False, chunk, *arrays) == f_ref
 
 
 def test_dense_kernel_reads_and_writes_only_the_rows_it_is_given(problem):

@@ -63,8 +63,8 @@ SMALL_TABLE_BYTES = 256 * 2**10
 """The row table of a block when the working set stays in cache (at least :data:`MIN_BLOCK_ROWS` design rows)."""
 MIN_BLOCK_ROWS = 32
 SCATTER_TILE = 64
-"""Subsets per tile of the kernels' scatter where it goes over tiles (:func:`_subset_cll2_dense`, :func:`_subset_cll`
-beyond :data:`KEYS_KEPT_BYTES`, the combined tables' kernels)."""
+"""Subsets per tile of the kernels' scatter where it goes over tiles (:func:`_subset_cll2_dense` beyond
+:data:`KEYS_KEPT_BYTES`, the combined tables' kernels)."""
 GROUP_KEYS = 729
 """Keys of a combined table at most (:class:`SubsetGroups`): consecutive subsets share one lookup while the
 value combinations of their attributes' union number at most this many (3**6: six ternary attributes, 5.7 KiB of
@@ -83,9 +83,17 @@ KEY_BUDGET = 256 * 2**20
 combined table, 2 bytes each, by block); beyond it the kernel finds the keys from the codes at every evaluation
 (:func:`_grouped_cll2`). On half the rows: adult's A2JE 1.7 MiB, connect-4's 12 MiB, census-income's 108 MiB,
 connect-4's A3JE 193 MiB."""
+SCORE_BLOCK_BYTES = 2**20
+"""The block's scores (8 bytes per design row and class) in the per-subset softmax kernel at most: the block is read
+once per subset in the gather and again in the scatter, so it should stay in cache, while every block reads every
+subset's rows of ``Phi`` (and of the gradient) once. Measured (one evaluation of A3JE, half the rows; against blocks
+of 512 design rows and the scatter over tiles of subsets that kernel had before; ``docs/benchmarks.md``): optdigits
+(10 classes, 2,810 rows in one block) 0.6x, letter (26 classes, blocks of 5,041 rows) 0.5x, pendigits 0.4x; blocks
+of 1,024 to all rows within noise of each other on these, 512 rows slower."""
 KEYS_KEPT_BYTES = 8 * 2**20
-"""The per-subset kernels keep a block's rows (or dense keys) of every subset for the scatter while that table
-takes at most this many bytes; beyond, they find a tile's rows again from the codes. Measured (one evaluation, the
+"""The dense two-class kernel (:func:`_subset_cll2_dense`) keeps a block's dense keys of every subset for the
+scatter while that table takes at most this many bytes; beyond, it finds a tile's keys again from the codes (the
+softmax kernel :func:`_subset_cll` always finds them again, subset by subset). Measured (one evaluation, the
 same bits either way; ``docs/benchmarks.md``): musk1's LR³ (748,660 triples, 187 design rows: a 1.6 GB table)
 0.39-0.59x the time with the rows found again; 4,060-7,140 triples in blocks of 32 rows, 1.8-2.5x the time found
 again by a first version, kept 0.9-1.0x."""
@@ -119,6 +127,23 @@ def block_size(n_subsets: int, working_set: int) -> int:
     if working_set > CACHE_BYTES:
         return int(CHUNK_ROWS)
     return int(max(1, min(CHUNK_ROWS, max(MIN_BLOCK_ROWS, SMALL_TABLE_BYTES // (4 * max(int(n_subsets), 1))))))
+
+
+def score_block_rows(n_classes: int) -> int:
+    """Design rows per block of the per-subset softmax kernel (:func:`_subset_cll`): as many as keep the block's
+    scores within :data:`SCORE_BLOCK_BYTES`.
+
+    Parameters
+    ----------
+    n_classes : int
+        Classes (scores per design row).
+
+    Returns
+    -------
+    int
+        Design rows per block, at least 1.
+    """
+    return int(max(1, SCORE_BLOCK_BYTES // (8 * max(int(n_classes), 1))))
 
 
 class SubsetDesign:
@@ -187,11 +212,8 @@ class SubsetDesign:
         Y = Phi.shape[1]
         groups = self.combined(Y)
         if groups is not None:
-            B = block_size(groups.n_groups, 2 * Phi.nbytes + groups.nbytes(Y))
-            return _grouped_cll(self.codes, C, csum, Phi, G, grad, B, SCATTER_TILE, *groups.arrays())
-        B = block_size(self.lookup.n_subsets, 2 * Phi.nbytes + self.lookup.nbytes())
-        return _subset_cll(self.codes, C, csum, Phi, G, grad, B, SCATTER_TILE, KEYS_KEPT_BYTES,
-                           *self.lookup.kernel_arrays())
+            return _grouped_cll(self.codes, C, csum, Phi, G, grad, score_block_rows(Y), *groups.arrays())
+        return _subset_cll(self.codes, C, csum, Phi, G, grad, score_block_rows(Y), *self.lookup.kernel_arrays())
 
     def nll2(self, D: np.ndarray, C1: np.ndarray, csum: np.ndarray, g: np.ndarray, grad: bool) -> float:
         """Two classes: NLL from ``D = Phi[:, 1] - Phi[:, 0]``; adds ``dL/dPhi[:, 1]`` into ``g`` when ``grad``.
@@ -392,25 +414,19 @@ def _subset_rows(ct, valid, s, subsets, strides, dense_off, dense_rows, row_star
 
 
 @numba.njit(cache=True, nogil=True)
-def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, keep_bytes, subsets, strides, dense_off, dense_rows,
-                row_start, keys, unseen_base, last, radix, prefix_strides, new_prefix):  # pragma: no cover - compiled
+def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, subsets, strides, dense_off, dense_rows, row_start, keys,
+                unseen_base, last, radix, prefix_strides, new_prefix):  # pragma: no cover - compiled
     """More than two classes: NLL, and with ``want_grad`` ``dL/dPhi`` added into ``G``.
 
-    Per block of ``chunk`` design rows the scores are gathered subset by subset (a subset's rows of ``Phi``
-    stay in cache) and the gradient is scattered design row by design row. While a ``(chunk, subsets)``
-    table of the rows takes at most ``keep_bytes`` (:data:`KEYS_KEPT_BYTES`) the gather keeps it for the
-    scatter; beyond, the scatter goes over tiles of ``tile`` subsets, design row by design row within a
-    tile, and finds a tile's rows again from the codes (for many subsets, writing and reading the table
-    costs more than finding the rows twice). Every row of ``G`` belongs to one subset and so receives its
-    terms in design-row order: the same numbers either way.
+    Per block of ``chunk`` design rows (:func:`score_block_rows`: the block's scores stay in cache), subset by
+    subset: the gather adds a subset's rows of ``Phi`` to the block's scores, and the scatter finds the subset's
+    rows of the block again from the codes and adds the block's ``dL/dscores`` into them, design row by design
+    row. A subset's rows of ``Phi`` and ``G`` stay in cache while the block's scores are read in order. Every row
+    of ``G`` belongs to one subset and so receives its terms in design-row order, and every score its terms in
+    subset order: the row table's numbers, at any block size.
     """
     N = codes.shape[0]
     S, Y = subsets.shape[0], Phi.shape[1]
-    keep = want_grad and S * chunk * dense_rows.itemsize <= keep_bytes
-    table = np.empty((chunk, S) if keep else (1, 1), dtype=dense_rows.dtype)  # the block's rows, for the scatter
-    refind = want_grad and not keep
-    # rows padded off a multiple of 512 bytes: a tile's rows, read across, fall in different cache sets
-    rows = np.empty((tile, chunk + TABLE_PAD) if refind else (1, 1), dtype=np.int64)
     nll = 0.0
     for b0 in range(0, N, chunk):
         B = min(chunk, N - b0)
@@ -422,57 +438,28 @@ def _subset_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, keep_bytes, subs
         for b in range(B):
             for y in range(Y):
                 sc[b, y] += Phi[0, y]
-        for s in range(S):  # gather, subset by subset: a subset's rows of Phi stay in cache
-            off = dense_off[s]
-            if valid and new_prefix[s]:
-                prefix_codes(ct, s, subsets, prefix_strides, prefix)
-            if valid and off >= 0:
-                col = ct[last[s]]
-                m = radix[s]
-                for b in range(B):
-                    r = np.uint64(dense_rows[np.uint64(off + prefix[b] * m + col[b])])
-                    if keep:
-                        table[b, s] = r
+        for s in range(S):  # gather
+            _subset_rows(ct, valid, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base, last,
+                         radix, prefix_strides, new_prefix, prefix, kb, bad, B)
+            for b in range(B):
+                r = kb[b]
+                if r >= 0:
                     for y in range(Y):
-                        sc[b, y] += Phi[r, y]
-            else:
-                chunk_rows(ct, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base, kb, bad)
-                for b in range(B):
-                    r = kb[b]
-                    if keep:
-                        table[b, s] = r
-                    if r >= 0:
-                        for y in range(Y):
-                            sc[b, y] += Phi[np.uint64(r), y]
+                        sc[b, y] += Phi[np.uint64(r), y]
         for b in range(B):
             nll += _softmax_nll(sc[b], C, b0 + b, csum[b0 + b], want_grad)
-        if keep:  # scatter, design row by design row (the row table's order)
+        if want_grad:  # scatter
             for b in range(B):
                 for y in range(Y):
                     G[0, y] += sc[b, y]
-                for s in range(S):
-                    r = table[b, s]
+            for s in range(S):
+                _subset_rows(ct, valid, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base,
+                             last, radix, prefix_strides, new_prefix, prefix, kb, bad, B)
+                for b in range(B):
+                    r = kb[b]
                     if r >= 0:
                         for y in range(Y):
                             G[np.uint64(r), y] += sc[b, y]
-        elif refind:
-            for b in range(B):
-                for y in range(Y):
-                    G[0, y] += sc[b, y]
-            for s0 in range(0, S, tile):
-                s1 = min(S, s0 + tile)
-                for s in range(s0, s1):
-                    _subset_rows(ct, valid, s, subsets, strides, dense_off, dense_rows, row_start, keys, unseen_base,
-                                 last, radix, prefix_strides, new_prefix, prefix, kb, bad, B)
-                    row = rows[s - s0]
-                    for b in range(B):
-                        row[b] = kb[b]
-                for b in range(B):
-                    for j in range(s1 - s0):
-                        r = rows[j, b]
-                        if r >= 0:
-                            for y in range(Y):
-                                G[np.uint64(r), y] += sc[b, y]
     return nll
 
 
@@ -960,12 +947,13 @@ def _group_key_table(codes, chunk, attrs, strides, n_attrs, base, out):  # pragm
 
 
 @numba.njit(cache=True, nogil=True)
-def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides, n_attrs, table_off, entry_start,
-                 entry_n, entry_rows):  # pragma: no cover - compiled
+def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, attrs, strides, n_attrs, table_off, entry_start, entry_n,
+                 entry_rows):  # pragma: no cover - compiled
     """Any number of classes over combined tables (:class:`SubsetGroups`): NLL; adds the gradient into ``G``.
 
-    :func:`_grouped_cll2` with a row of ``Y`` potentials per table entry and the softmax loss of
-    :func:`_subset_cll` (every code known); the sums in another order than the row table's.
+    :func:`_grouped_cll2` with a row of ``Y`` potentials per table entry and the softmax loss and block order of
+    :func:`_subset_cll` (blocks of :func:`score_block_rows`; the scatter group by group, finding a group's keys of
+    the block again from the codes; every code known); the sums in another order than the row table's.
     """
     N = codes.shape[0]
     Y = Phi.shape[1]
@@ -973,7 +961,6 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
     E = table_off[NG]
     T = _row_group_tables(Phi, table_off, entry_start, entry_n, entry_rows)  # as in _grouped_cll2: trained rows only
     gt = np.zeros((E if want_grad else 1, Y))
-    table = np.empty((NG, chunk + TABLE_PAD) if want_grad else (1, 1), dtype=np.int32)
     key = np.empty(chunk, dtype=np.int64)
     nll = 0.0
     for b0 in range(0, N, chunk):
@@ -983,28 +970,24 @@ def _grouped_cll(codes, C, csum, Phi, G, want_grad, chunk, tile, attrs, strides,
         for b in range(B):
             for y in range(Y):
                 sc[b, y] += Phi[0, y]
-        for grp in range(NG):
+        for grp in range(NG):  # gather
             _group_keys(key, ct, B, table_off[grp], attrs[grp], strides[grp], n_attrs[grp])
-            row = table[grp if want_grad else 0]
             for b in range(B):
                 k = np.uint64(key[b])
-                if want_grad:
-                    row[b] = k
                 for y in range(Y):
                     sc[b, y] += T[k, y]
         for b in range(B):
             nll += _softmax_nll(sc[b], C, b0 + b, csum[b0 + b], want_grad)
-        if want_grad:
+        if want_grad:  # scatter: a group's table gradient stays in cache, the block's scores are read in order
             for b in range(B):
                 for y in range(Y):
                     G[0, y] += sc[b, y]
-            for s0 in range(0, NG, tile):
-                s1 = min(NG, s0 + tile)
+            for grp in range(NG):
+                _group_keys(key, ct, B, table_off[grp], attrs[grp], strides[grp], n_attrs[grp])
                 for b in range(B):
-                    for s in range(s0, s1):
-                        k = np.uint64(table[s, b])
-                        for y in range(Y):
-                            gt[k, y] += sc[b, y]
+                    k = np.uint64(key[b])
+                    for y in range(Y):
+                        gt[k, y] += sc[b, y]
     if want_grad:
         _row_group_reduce(G, gt, table_off, entry_start, entry_n, entry_rows)
     return nll
