@@ -86,10 +86,11 @@ connect-4's A3JE 193 MiB."""
 SCORE_BLOCK_BYTES = 2**20
 """The block's scores (8 bytes per design row and class) in the per-subset softmax kernel at most: the block is read
 once per subset in the gather and again in the scatter, so it should stay in cache, while every block reads every
-subset's rows of ``Phi`` (and of the gradient) once. Measured (one evaluation of A3JE, half the rows; against blocks
-of 512 design rows and the scatter over tiles of subsets that kernel had before; ``docs/benchmarks.md``): optdigits
-(10 classes, 2,810 rows in one block) 0.6x, letter (26 classes, blocks of 5,041 rows) 0.5x, pendigits 0.4x; blocks
-of 1,024 to all rows within noise of each other on these, 512 rows slower."""
+subset's rows of ``Phi`` (and of the gradient) once. Measured (one evaluation of DBL³, half the rows, paired against
+blocks of 512 design rows and the scatter over tiles of subsets these kernels had before; ``docs/benchmarks.md``,
+the medians of three rounds): letter (26 classes, blocks of 5,041 rows) 0.54x, pendigits 0.43x, satellite 0.49x,
+thyroid (combined tables) 0.70x, optdigits (2,810 rows in one block) 0.90x; blocks of 1,024 to all rows within noise
+of each other, 512 rows slower."""
 KEYS_KEPT_BYTES = 8 * 2**20
 """The dense two-class kernel (:func:`_subset_cll2_dense`) keeps a block's dense keys of every subset for the
 scatter while that table takes at most this many bytes; beyond, it finds a tile's keys again from the codes (the
