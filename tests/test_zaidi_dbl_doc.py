@@ -244,6 +244,11 @@ def test_connect_4s_first_folds_are_folds_csv_and_little_left_csv(folds):
     z1 = D["zero_one", "DBL3"]
     assert f"DBL³'s fold 1 took {it1:,} iterations and {cpu1:.2f} CPU h, to a 0-1 loss of {z1:.4f}" in para
     assert f"DBL³'s second took {cpu1:.2f} ({it1:,})" in cost
+    it1r, cpu1r = int(D["n_iter", "LR3"]), D["train_cpu", "LR3"] / 3600
+    assert it1r == 10_000
+    assert f"LR³'s fold 1 stopped at the cap again, after {cpu1r:.2f} CPU h, at a 0-1 loss of " \
+           f"{D['zero_one', 'LR3']:.4f} (training NLL {-D['train_cll', 'LR3']:.2f})" in para
+    assert f"LR³'s second {cpu1r:.2f} ({it1r:,}, the cap again)" in cost
     assert f"Counted at their means ({d.done_cpu_h:.2f} and {r.done_cpu_h:.2f})" in cost
     assert f"folds left ({int(d.folds_left)} of DBL³, {int(r.folds_left)} of LR³) come to {d.cpu_h_q50:.1f} and " \
            f"{r.cpu_h_q50:.1f} CPU h" in cost
