@@ -22,13 +22,13 @@ for _k in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_
 import argparse  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_alr import LAM, prepare  # noqa: E402
+from bench_alr_eval import time_evaluations  # noqa: E402
 
 
 def problem_of(npz: Path, n: int, param: str, combine_subsets: bool | None = None):
@@ -72,17 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             data = prepare(name, Path(td))
             combine = None if args.combine_subsets is None else args.combine_subsets == "true"
             pb = problem_of(data["npz"], args.n, args.param, combine)
-            rng = np.random.default_rng(1)
-            xs = [rng.normal(0.0, 0.3, pb.pmap.n_params) for _ in range(args.evals)]
-            f0, g0 = pb.fg(xs[0])  # numba compiled
-            if args.save:
-                np.save(Path(args.save) / f"fg_{name}_{args.n}_{args.param}.npy", np.concatenate([[f0], g0]))
-            ts = []
-            for x in xs:
-                pb._cache.clear()
-                c = time.process_time()
-                pb.fg(x)
-                ts.append(time.process_time() - c)
+            save = Path(args.save) / f"fg_{name}_{args.n}_{args.param}.npy" if args.save else None
+            f0, ts = time_evaluations(pb, args.evals, save)
             print(f"| {name} | {args.n} | {data['nc']} | {pb.pmap.n_params:,} | {kernel_of(pb)} | "
                   f"{1000 * float(np.median(ts)):.1f} | {1000 * min(ts):.1f} | {f0!r} |", flush=True)
     return 0
