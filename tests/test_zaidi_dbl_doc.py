@@ -249,6 +249,11 @@ def test_connect_4s_first_folds_are_folds_csv_and_little_left_csv(folds):
     assert f"LR³'s fold 1 stopped at the cap again, after {cpu1r:.2f} CPU h, at a 0-1 loss of " \
            f"{D['zero_one', 'LR3']:.4f} (training NLL {-D['train_cll', 'LR3']:.2f})" in para
     assert f"LR³'s second {cpu1r:.2f} ({it1r:,}, the cap again)" in cost
+    E = folds["connect-4"].loc[(1, 0)]
+    it2, cpu2 = int(E["n_iter", "DBL3"]), E["train_cpu", "DBL3"] / 3600
+    assert f"DBL³'s round 1 fold 0 took {it2:,} iterations and {cpu2:.2f} CPU h, to a 0-1 loss of " \
+           f"{E['zero_one', 'DBL3']:.4f} (training NLL {-E['train_cll', 'DBL3']:.2f})" in para
+    assert f"and its third {cpu2:.2f} ({it2:,})" in cost
     assert f"Counted at their means ({d.done_cpu_h:.2f} and {r.done_cpu_h:.2f})" in cost
     assert f"folds left ({int(d.folds_left)} of DBL³, {int(r.folds_left)} of LR³) come to {d.cpu_h_q50:.1f} and " \
            f"{r.cpu_h_q50:.1f} CPU h" in cost
