@@ -35,8 +35,9 @@ THEIRS = {("adult", "DBL2"): 60.5, ("adult", "LR2"): 49.1, ("connect-4", "DBL2")
 """The authors' CPU ms per evaluation recorded in docs/benchmarks.md (the optimizer's CPU time / evaluations)."""
 
 
-def problem_of(npz: Path, param: str, combine_subsets: bool | None = None):
-    """The fit's objective (``Problem``) of A2JE with ``param`` and the authors' penalty, started at 0.
+def problem_of(npz: Path, param: str, combine_subsets: bool | None = None, *, n: int = 2, rows: int | None = None):
+    """The fit's objective (``Problem``) of AnJE (A2JE by default) with ``param`` and the authors' penalty, started
+    at 0, on the first ``rows`` rows of the codes (all by default).
 
     ``combine_subsets``: the engine option (None: its default; False: the per-subset kernels, the row table's order).
     """
@@ -44,8 +45,8 @@ def problem_of(npz: Path, param: str, combine_subsets: bool | None = None):
     from bncbench.engine.fit import scorer_problem
 
     d = np.load(npz)
-    X, y, cards = d["X"], d["y"], d["cards"].tolist()
-    scorer = BNClassifier(structure="anje", n=2, discretize=False, cardinalities=cards).fit(X, y).scorer_
+    X, y, cards = d["X"][:rows], d["y"][:rows], d["cards"].tolist()
+    scorer = BNClassifier(structure="anje", n=n, discretize=False, cardinalities=cards).fit(X, y).scorer_
     engine = {} if combine_subsets is None else {"combine_subsets": combine_subsets}  # (a checkout without it)
     return scorer_problem(scorer, X, y, param=param, init="zeros", reg="rows", lam=LAM, **engine)[2]
 

@@ -27,21 +27,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_alr import LAM, prepare  # noqa: E402
-from bench_alr_eval import time_evaluations  # noqa: E402
-
-
-def problem_of(npz: Path, n: int, param: str, combine_subsets: bool | None = None):
-    """The fit's objective (``Problem``) of AnJE with ``param`` and the authors' penalty on the first half of the rows."""
-    from bncbench import BNClassifier
-    from bncbench.engine.fit import scorer_problem
-
-    d = np.load(npz)
-    half = len(d["y"]) // 2
-    X, y, cards = d["X"][:half], d["y"][:half], d["cards"].tolist()
-    scorer = BNClassifier(structure="anje", n=n, discretize=False, cardinalities=cards).fit(X, y).scorer_
-    engine = {} if combine_subsets is None else {"combine_subsets": combine_subsets}
-    return scorer_problem(scorer, X, y, param=param, init="zeros", reg="rows", lam=LAM, **engine)[2]
+from bench_alr import prepare  # noqa: E402
+from bench_alr_eval import problem_of, time_evaluations  # noqa: E402
 
 
 def kernel_of(pb) -> str:
@@ -65,13 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     import bncbench
 
     print(f"bncbench from {Path(bncbench.__file__).parent}")
-    print("| dataset | n | classes | parameters | kernel | ms CPU per evaluation (median) | min | f at the first point |")
+    print("| dataset | n | classes | parameters | kernel | ms CPU per evaluation (median) | min "
+          "| f at the first point |")
     print("|---|---:|---:|---:|---|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as td:
         for name in args.datasets:
             data = prepare(name, Path(td))
             combine = None if args.combine_subsets is None else args.combine_subsets == "true"
-            pb = problem_of(data["npz"], args.n, args.param, combine)
+            pb = problem_of(data["npz"], args.param, combine, n=args.n, rows=data["N"] // 2)
             save = Path(args.save) / f"fg_{name}_{args.n}_{args.param}.npy" if args.save else None
             f0, ts = time_evaluations(pb, args.evals, save)
             print(f"| {name} | {args.n} | {data['nc']} | {pb.pmap.n_params:,} | {kernel_of(pb)} | "

@@ -84,9 +84,9 @@ combined table, 2 bytes each, by block); beyond it the kernel finds the keys fro
 (:func:`_grouped_cll2`). On half the rows: adult's A2JE 1.7 MiB, connect-4's 12 MiB, census-income's 108 MiB,
 connect-4's A3JE 193 MiB."""
 SCORE_BLOCK_BYTES = 2**20
-"""The block's scores (8 bytes per design row and class) in the per-subset softmax kernel at most: the block is read
-once per subset in the gather and again in the scatter, so it should stay in cache, while every block reads every
-subset's rows of ``Phi`` (and of the gradient) once. Measured (one evaluation of DBL³, half the rows, paired against
+"""The block's scores (8 bytes per design row and class) in the softmax kernels (:func:`_subset_cll`,
+:func:`_grouped_cll`) at most: the block is read once per subset (group) in the gather and again in the scatter, so
+it should stay in cache, while every block reads every subset's rows of ``Phi`` (and of the gradient) once. Measured (one evaluation of DBL³, half the rows, paired against
 blocks of 512 design rows and the scatter over tiles of subsets these kernels had before; ``docs/benchmarks.md``,
 the medians of three rounds): letter (26 classes, blocks of 5,041 rows) 0.54x, pendigits 0.43x, satellite 0.49x,
 thyroid (combined tables) 0.70x, optdigits (2,810 rows in one block) 0.90x; blocks of 1,024 to all rows within noise
@@ -131,8 +131,8 @@ def block_size(n_subsets: int, working_set: int) -> int:
 
 
 def score_block_rows(n_classes: int) -> int:
-    """Design rows per block of the per-subset softmax kernel (:func:`_subset_cll`): as many as keep the block's
-    scores within :data:`SCORE_BLOCK_BYTES`.
+    """Design rows per block of the softmax kernels (:func:`_subset_cll`, :func:`_grouped_cll`): as many as keep the
+    block's scores within :data:`SCORE_BLOCK_BYTES`.
 
     Parameters
     ----------
