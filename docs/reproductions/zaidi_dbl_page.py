@@ -10,6 +10,8 @@ paper's column); only our cells are computed again:
 * §6.3's (``| pair | datasets | DBL fewer / equal / more iterations (p) |``): ``reg_rows/convergence_summary.csv``;
 * the one-fold paths (``| pair | measure | datasets |``): ``figures/reach_summary.csv``;
 * the starts (``| fits | model | measure | datasets |``): ``figures/start_objective_summary.csv``;
+* the folds of the datasets begun but not complete for DBL³ and LR³ (``| dataset | fold | DBL³ iterations |``):
+  ``reg_rows/folds.csv``, a row per fold, ``—`` where one model's fold is not in yet;
 * what the rest costs: ``zaidi_dbl_left_cost.py --table``.
 
 The numbers in the page's prose are not touched: the cells printed as moved say where to look
@@ -65,6 +67,30 @@ def _wdl() -> dict:
     w = pd.read_csv(ROWS / "wdl.csv")
     w = w[w["subset"] == "Little"]
     return {(f"{a} vs {b}", m): r for (a, b, m), r in w.set_index(["model_a", "model_b", "metric"]).iterrows()}
+
+
+RUNNING_HEAD = ("| dataset | fold | DBL³ iterations | DBL³ CPU h | DBL³ training NLL | DBL³ 0-1 loss | "
+                "LR³ iterations | LR³ CPU h | LR³ training NLL | LR³ 0-1 loss |")
+
+
+def running_folds(folds: pd.DataFrame) -> str:
+    """The table of every DBL³/LR³ fold of the datasets with fewer than 10 of either model (``folds.csv``'s rows)."""
+    f = folds[folds["model"].isin(["DBL3", "LR3"]) & (folds["status"] == "ok")]
+    n = f.groupby(["dataset", "model"]).size().unstack().reindex(columns=["DBL3", "LR3"]).fillna(0)
+    lines = [RUNNING_HEAD, "|" + "---|" * RUNNING_HEAD.count(" | ") + "---|"]
+    for dataset in n.index[(n < 10).any(axis=1)]:
+        g = f[f["dataset"] == dataset].set_index(["round", "fold", "model"])
+        for rnd, fold in sorted({k[:2] for k in g.index}):
+            cells = [dataset, f"r{rnd}f{fold}"]
+            for model in ("DBL3", "LR3"):
+                if (rnd, fold, model) not in g.index:
+                    cells += ["—"] * 4
+                    continue
+                r = g.loc[(rnd, fold, model)]
+                cells += [f"{int(r.n_iter):,}", f"{r.train_cpu / 3600:.2f}", f"{-r.train_cll:.2f}",
+                          f"{r.zero_one:.4f}"]
+            lines.append(_row(cells, ""))
+    return "\n".join(lines) + "\n"
 
 
 def _ours(r) -> str:
@@ -127,6 +153,12 @@ def rewrite(text: str) -> tuple[str, list[str]]:
                                              f"{r.ratio_geomean:.3f}", f"{r[medians[0]]:g} / {r[medians[1]]:g}"],
                     " / ".join(key), head)
     text = "\n".join(lines)
+    start = text.index(RUNNING_HEAD[: RUNNING_HEAD.index("iterations |") + 12])  # its columns are the script's
+    end = text.index("\n\n", start) + 1
+    new = running_folds(pd.read_csv(ROWS / "folds.csv"))
+    if text[start:end] != new:
+        moved.append("The folds begun: the table")
+    text = text[:start] + new + text[end:]
     section = text.index("## What the rest costs")
     start = text.index("| dataset | model | training rows |", section)
     end = text.index("| **all** |", start)
