@@ -76,6 +76,85 @@ def test_per_metric_tables_are_the_csvs(wdl, first):
     assert k - i >= 3
 
 
+# The claims table's W-D-L citations: (the start of the claim's cell, [(model_a, model_b, metric), ...]).
+CLAIM_CELLS = [
+    ("DBLⁿ has lower bias than AnJE", [("DBL2", "A2JE", "bias"), ("DBL3", "A3JE", "bias")]),
+    ("DBLⁿ has higher variance than AnJE", [("DBL2", "A2JE", "variance"), ("DBL3", "A3JE", "variance")]),
+    ("no significant 0-1 loss difference", [("DBL2", "A2JE", "zero_one"), ("DBL3", "A3JE", "zero_one"),
+                                            ("DBL2", "A2JE", "rmse"), ("DBL3", "A3JE", "rmse")]),
+    ("lower bias and higher variance than AnDE", [("DBL2", "A1DE", "variance"), ("DBL3", "A2DE", "variance"),
+                                                  ("DBL2", "A1DE", "bias"), ("DBL3", "A2DE", "bias")]),
+    ("A2DE has lower RMSE than DBL³", [("DBL3", "A2DE", "rmse"), ("DBL2", "A1DE", "rmse")]),
+    ("DBLⁿ has lower bias than RF", [("DBL2", "RF", "bias"), ("DBL3", "RF", "bias")]),
+    ("RF has lower RMSE on Little data", [("DBL2", "RF", "rmse"), ("DBL3", "RF", "rmse"), ("DBL2", "RF", "zero_one"),
+                                         ("DBL3", "RF", "zero_one")]),
+]
+
+
+def _p_prose(p):
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def test_the_claims_table_cites_the_csvs():
+    """Every number the claims table cites is the committed CSVs': its W-D-L cells (``wdl.csv``, Little, in the
+    order cited, each with its p), §6.3's counts (``convergence_summary.csv``), the paths' and the starts' counts
+    (``reach_summary.csv``, ``start_objective_summary.csv``), and the dataset counts in its header. A store that
+    grows moves them; this says which to write again."""
+    text = DOC.read_text()
+    head, rows = _rows(text, "| the paper's claim | ours (")
+    cells = {r[0]: r[1] for r in rows}
+    w = pd.read_csv(CSV / "wdl.csv")
+    w = w[w["subset"] == "Little"].set_index(["model_a", "model_b", "metric"])
+    counts = sorted({int(n) for n in w["n"]}, reverse=True)
+    assert f"ours ({' / '.join(map(str, counts))} Little datasets" in head
+    for claim, cited in CLAIM_CELLS:
+        cell = next(v for k, v in cells.items() if k.startswith(claim))
+        at = 0
+        for key in cited:
+            r = w.loc[key]
+            m = re.compile(re.escape(f"{r.wins}/{r.draws}/{r.losses}") + r"[^/]{0,60}?" +
+                           re.escape(_p_prose(r.p))).search(cell, at)
+            assert m, (claim, key, f"{r.wins}/{r.draws}/{r.losses} ({_p_prose(r.p)})")
+            at = m.end()
+    conv = pd.read_csv(CSV / "convergence_summary.csv")
+    c = conv[conv["subset"] == "Little"].set_index("w_model")
+    cell = next(v for k, v in cells.items() if k.startswith("DBLⁿ converges in far fewer iterations"))
+    c1, c2, c3 = c.loc["DBL1"], c.loc["DBL2"], c.loc["DBL3"]
+    assert f"DBL² needs fewer iterations than LR² on {c2.iter_fewer} of {c2.n_datasets} datasets, more on " \
+           f"{c2.iter_more} ({_p_prose(c2.iter_p)}), {c2.iter_ratio_geomean:.3f}× in geometric mean" in cell
+    assert f"DBL³ vs LR³ {c3.iter_fewer}/{c3.iter_more} of {c3.n_datasets}, {c3.iter_ratio_geomean:.3f}×" in cell
+    assert f"DBL¹ needs *more* than LR¹ on {c1.iter_more} of {c1.n_datasets} ({_p_prose(c1.iter_p)}, " \
+           f"{c1.iter_ratio_geomean:.3f}×)" in cell
+    assert f"Training time: DBL² less on {c2.time_less}, more on {c2.time_more} ({c2.time_ratio_geomean:.3f}×)" in cell
+    figures = CSV.parent / "figures"
+    reach = pd.read_csv(figures / "reach_summary.csv").set_index(["pair", "measure"])
+    for n, sup in ((1, "¹"), (2, "²"), (3, "³")):
+        r = reach.loc[(f"DBL{n}-zero vs LR{n}", "n_iter")]
+        assert f"DBL{sup} from 0 fewer than LR{sup} on {r.fewer:.0f} of {r.n_datasets:.0f}, {_p_prose(r.p)}, " \
+               f"{r.ratio_geomean:.3f}×" in cell
+    start = pd.read_csv(figures / "start_objective_summary.csv").set_index(["fits", "model", "measure"])
+    s2, s1 = start.loc[("penalty, all", "DBL2", "n_iter")], start.loc[("penalty, all", "DBL1", "n_iter")]
+    s3 = start.loc[("penalty, reach.csv", "DBL3", "n_iter")]
+    assert s1.more == s1.n_datasets
+    assert f"DBL² from AnJE's weights stops later than from 0 on {s2.more:.0f} of {s2.n_datasets:.0f} " \
+           f"({s2.ratio_geomean:.2f}×; DBL¹ from naive Bayes' on all {s1.n_datasets:.0f}, {s1.ratio_geomean:.2f}×; " \
+           f"DBL³ on {s3.more:.0f} of {s3.n_datasets:.0f}, {s3.ratio_geomean:.2f}×)" in cell
+    o = start.loc[("penalty, all", "DBL2", "obj_e4")]
+    assert f"comes within 10⁻⁴·N ln K of its end later on {o.more:.0f} of {o.n_datasets:.0f}" in cell
+    loose = [start.loc[("none, loose", m, "obj_e4")] for m in ("DBL2", "DBL1", "DBL3")]
+    assert "sooner on {} of {}; DBL¹ {} of {}; DBL³ {} of {}".format(
+        *[int(v) for r in loose for v in (r.fewer, r.n_datasets)]) in cell
+    cell = next(v for k, v in cells.items() if k.startswith("DBLⁿ's training NLL falls along a steeper path"))
+    e3 = [reach.loc[(f"DBL{n} vs LR{n}", "reach_e3")] for n in (1, 2, 3)]
+    assert "on {} of {} datasets (n = 1), {} of {} (n = 2) and {} of {} (n = 3".format(
+        *[int(v) for r in e3 for v in (r.fewer, r.n_datasets)]) in cell
+    ratios = [r.ratio_geomean for r in e3]
+    assert f"({min(ratios):.2f}–{max(ratios):.2f}×)" in cell
+    z = [reach.loc[(f"DBL{n}-zero vs LR{n}", "reach_e3")] for n in (1, 2, 3)]
+    assert "DBL¹ {} of {}, {:.2f}×; DBL² {} of {}, {:.2f}×; DBL³ {} of {}, {:.2f}×".format(
+        *[v for r in z for v in (int(r.fewer), int(r.n_datasets), r.ratio_geomean)]) in cell
+
+
 def test_section_6_3_table_is_the_csv():
     conv = pd.read_csv(CSV / "convergence_summary.csv")
     conv = conv[conv["subset"] == "Little"].set_index("w_model")
