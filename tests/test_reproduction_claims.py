@@ -101,3 +101,30 @@ def test_a_triple_in_no_csv_is_caught(tmp_path):
         check("x.md", tmp_path)
     (tmp_path / "x.md").write_text((tmp_path / "x.md").read_text().replace("4/1/2", "3–1–2"))
     assert check("x.md", tmp_path) == 2
+
+
+def test_feelders_claims_are_what_its_script_writes_and_the_page_shows(tmp_path):
+    """Feelders & Ivanovs' claims table checks each claim by one rule on the paper's Table 2 and on ours
+    (``feelders/claims.py``): run on a copy of its folder, the script writes the committed ``claims.csv`` and
+    ``table2_side_by_side.md`` again, and the page's table is ``claims.csv`` row for row, its verdict following
+    from the two ``holds`` columns."""
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "feelders"
+    shutil.copytree(DOCS / "feelders", copy)
+    subprocess.run([sys.executable, str(copy / "claims.py")], check=True, capture_output=True)
+    for name in ("claims.csv", "table2_side_by_side.md"):
+        assert (copy / name).read_text() == (DOCS / "feelders" / name).read_text(), name
+    claims = pd.read_csv(DOCS / "feelders" / "claims.csv")
+    lines = (DOCS / "feelders.md").read_text().splitlines()
+    h = lines.index("| claim | paper's Table 2 | ours | verdict |")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[h + 2:h + 2 + len(claims) + 1]
+            if line.startswith("|")]
+    assert len(rows) == len(claims)
+    verdict = {(True, True): "**reproduced**", (True, False): "**not reproduced**",
+               (False, True): "**holds here, not in the paper's own table**"}
+    for row, c in zip(rows, claims.itertuples()):
+        assert row[:3] == [c.claim, c.paper_table2, c.ours], row
+        assert row[3] == verdict[(c.paper_holds, c.ours_holds)], row
