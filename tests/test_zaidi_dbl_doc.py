@@ -155,6 +155,28 @@ def test_the_claims_table_cites_the_csvs():
         *[v for r in z for v in (int(r.fewer), int(r.n_datasets), r.ratio_geomean)]) in cell
 
 
+def test_section_6_3s_bullet_cites_the_csvs():
+    """The bullet under §6.3's table (DBLⁿ vs LRⁿ: iterations and training time) cites convergence_summary.csv's
+    current counts and reach_summary.csv's fits from 0."""
+    text = DOC.read_text()
+    start = text.index("* **§6.3's claim that DBLⁿ converges in far fewer iterations")
+    b = " ".join(text[start:text.index("\n* ", start + 1)].split())
+    c = pd.read_csv(CSV / "convergence_summary.csv")
+    c = c[c["subset"] == "Little"].set_index("w_model")
+    c1, c2, c3 = c.loc["DBL1"], c.loc["DBL2"], c.loc["DBL3"]
+    assert f"DBL² fewer on {c2.iter_fewer} of {c2.n_datasets}, {_p_prose(c2.iter_p)}, " \
+           f"{c2.iter_ratio_geomean:.3f}×" in b
+    assert f"DBL³ {c3.iter_fewer} of {c3.n_datasets}, {c3.iter_ratio_geomean:.3f}×" in b
+    assert f"*more* iterations than LR¹ on {c1.iter_more} of {c1.n_datasets} datasets ({_p_prose(c1.iter_p)}) " \
+           f"and more training time on {c1.time_more} ({_p_prose(c1.time_p)})" in b
+    assert f"DBL² less on {c2.time_less} of {c2.n_datasets}, {c2.time_ratio_geomean:.3f}×; DBL³ {c3.time_less} of " \
+           f"{c3.n_datasets}, {c3.time_ratio_geomean:.3f}×" in b
+    reach = pd.read_csv(CSV.parent / "figures" / "reach_summary.csv").set_index(["pair", "measure"])
+    z2, z3 = reach.loc[("DBL2-zero vs LR2", "n_iter")], reach.loc[("DBL3-zero vs LR3", "n_iter")]
+    assert f"DBL² needs fewer on {z2.fewer:.0f} of {z2.n_datasets:.0f} datasets, {z2.ratio_geomean:.3f}×, and DBL³ " \
+           f"on {z3.fewer:.0f} of {z3.n_datasets:.0f}, {z3.ratio_geomean:.3f}×" in b
+
+
 def test_section_6_3_table_is_the_csv():
     conv = pd.read_csv(CSV / "convergence_summary.csv")
     conv = conv[conv["subset"] == "Little"].set_index("w_model")
