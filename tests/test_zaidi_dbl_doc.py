@@ -95,6 +95,18 @@ def _p_prose(p):
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+def _convergence():
+    """convergence_summary.csv's Little rows of DBL¹, DBL² and DBL³ (against LRⁿ)."""
+    c = pd.read_csv(CSV / "convergence_summary.csv")
+    c = c[c["subset"] == "Little"].set_index("w_model")
+    return c.loc["DBL1"], c.loc["DBL2"], c.loc["DBL3"]
+
+
+def _reach():
+    """reach_summary.csv (one fold of each dataset's paths), indexed by (pair, measure)."""
+    return pd.read_csv(CSV.parent / "figures" / "reach_summary.csv").set_index(["pair", "measure"])
+
+
 def test_the_claims_table_cites_the_csvs():
     """Every number the claims table cites is the committed CSVs': its W-D-L cells (``wdl.csv``, Little, in the
     order cited, each with its p), §6.3's counts (``convergence_summary.csv``), the paths' and the starts' counts
@@ -116,10 +128,8 @@ def test_the_claims_table_cites_the_csvs():
                            re.escape(_p_prose(r.p))).search(cell, at)
             assert m, (claim, key, f"{r.wins}/{r.draws}/{r.losses} ({_p_prose(r.p)})")
             at = m.end()
-    conv = pd.read_csv(CSV / "convergence_summary.csv")
-    c = conv[conv["subset"] == "Little"].set_index("w_model")
     cell = next(v for k, v in cells.items() if k.startswith("DBLⁿ converges in far fewer iterations"))
-    c1, c2, c3 = c.loc["DBL1"], c.loc["DBL2"], c.loc["DBL3"]
+    c1, c2, c3 = _convergence()
     assert f"DBL² needs fewer iterations than LR² on {c2.iter_fewer} of {c2.n_datasets} datasets, more on " \
            f"{c2.iter_more} ({_p_prose(c2.iter_p)}), {c2.iter_ratio_geomean:.3f}× in geometric mean" in cell
     assert f"DBL³ vs LR³ {c3.iter_fewer}/{c3.iter_more} of {c3.n_datasets}, {c3.iter_ratio_geomean:.3f}×" in cell
@@ -127,7 +137,7 @@ def test_the_claims_table_cites_the_csvs():
            f"{c1.iter_ratio_geomean:.3f}×)" in cell
     assert f"Training time: DBL² less on {c2.time_less}, more on {c2.time_more} ({c2.time_ratio_geomean:.3f}×)" in cell
     figures = CSV.parent / "figures"
-    reach = pd.read_csv(figures / "reach_summary.csv").set_index(["pair", "measure"])
+    reach = _reach()
     for n, sup in ((1, "¹"), (2, "²"), (3, "³")):
         r = reach.loc[(f"DBL{n}-zero vs LR{n}", "n_iter")]
         assert f"DBL{sup} from 0 fewer than LR{sup} on {r.fewer:.0f} of {r.n_datasets:.0f}, {_p_prose(r.p)}, " \
@@ -161,9 +171,7 @@ def test_section_6_3s_bullet_cites_the_csvs():
     text = DOC.read_text()
     start = text.index("* **§6.3's claim that DBLⁿ converges in far fewer iterations")
     b = " ".join(text[start:text.index("\n* ", start + 1)].split())
-    c = pd.read_csv(CSV / "convergence_summary.csv")
-    c = c[c["subset"] == "Little"].set_index("w_model")
-    c1, c2, c3 = c.loc["DBL1"], c.loc["DBL2"], c.loc["DBL3"]
+    c1, c2, c3 = _convergence()
     assert f"DBL² fewer on {c2.iter_fewer} of {c2.n_datasets}, {_p_prose(c2.iter_p)}, " \
            f"{c2.iter_ratio_geomean:.3f}×" in b
     assert f"DBL³ {c3.iter_fewer} of {c3.n_datasets}, {c3.iter_ratio_geomean:.3f}×" in b
@@ -171,7 +179,7 @@ def test_section_6_3s_bullet_cites_the_csvs():
            f"and more training time on {c1.time_more} ({_p_prose(c1.time_p)})" in b
     assert f"DBL² less on {c2.time_less} of {c2.n_datasets}, {c2.time_ratio_geomean:.3f}×; DBL³ {c3.time_less} of " \
            f"{c3.n_datasets}, {c3.time_ratio_geomean:.3f}×" in b
-    reach = pd.read_csv(CSV.parent / "figures" / "reach_summary.csv").set_index(["pair", "measure"])
+    reach = _reach()
     z2, z3 = reach.loc[("DBL2-zero vs LR2", "n_iter")], reach.loc[("DBL3-zero vs LR3", "n_iter")]
     assert f"DBL² needs fewer on {z2.fewer:.0f} of {z2.n_datasets:.0f} datasets, {z2.ratio_geomean:.3f}×, and DBL³ " \
            f"on {z3.fewer:.0f} of {z3.n_datasets:.0f}, {z3.ratio_geomean:.3f}×" in b
