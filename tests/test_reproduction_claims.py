@@ -5,12 +5,13 @@ each row naming the committed CSVs it rests on (Markdown links, or backticked fi
 links or under its own folders). Every ``w/d/l`` (or ``w–d–l``) triple in a row's "ours" cell must be a row of
 one of those CSVs (``wins, draws, losses``, ``fewer, equal, more``, or the paper's columns ``paper_wins, ...``
 where a CSV carries the paper beside ours): some row, not necessarily the pair the prose names, so this catches a
-count that no CSV holds (a typo, a store that moved), not a count cited for the wrong pair. The few triples that are neither, the paper's numbers quoted beside
-ours where no CSV carries them and counts of an earlier, smaller store, are listed below with the reason, and
-each must still be in its doc (so the list cannot outlive the text).
+count that no CSV holds (a typo, a store that moved), not a count cited for the wrong pair. The few triples that are
+neither, the paper's numbers quoted beside ours where no CSV carries them and counts of an earlier, smaller store,
+are listed below with the reason, and each must still be in its doc (so the list cannot outlive the text).
 """
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -53,13 +54,14 @@ def _claims(doc: str, docs: Path = DOCS):
         yield cells[0], cells[ours], csvs
 
 
-def _triples(csv: Path) -> set:
+@lru_cache(maxsize=None)
+def _triples(csv: Path) -> frozenset:
     f = pd.read_csv(csv)
     got = set()
     for cols in COLUMNS:
         if set(cols) <= set(f.columns):
             got |= {tuple(int(v) for v in t) for t in f[list(cols)].dropna().itertuples(index=False)}
-    return got
+    return frozenset(got)
 
 
 def check(doc: str, docs: Path = DOCS) -> int:

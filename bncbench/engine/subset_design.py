@@ -86,8 +86,8 @@ connect-4's A3JE 193 MiB."""
 SCORE_BLOCK_BYTES = 2**20
 """The block's scores (8 bytes per design row and class) in the softmax kernels (:func:`_subset_cll`,
 :func:`_grouped_cll`) at most: the block is read once per subset (group) in the gather and again in the scatter, so
-it should stay in cache, while every block reads every subset's rows of ``Phi`` (and of the gradient) once. Measured (one evaluation of DBL³, half the rows, paired against
-blocks of 512 design rows and the scatter over tiles of subsets these kernels had before; ``docs/benchmarks.md``,
+it should stay in cache, while every block reads every subset's rows of ``Phi`` (and of the gradient) once.
+Measured (one evaluation of DBL³, half the rows, paired against blocks of 512 design rows and the scatter over tiles of subsets these kernels had before; ``docs/benchmarks.md``,
 the medians of three rounds): letter (26 classes, blocks of 5,041 rows) 0.54x, pendigits 0.43x, satellite 0.49x,
 thyroid (combined tables) 0.70x, optdigits (2,810 rows in one block) 0.90x; blocks of 1,024 to all rows within noise
 of each other, 512 rows slower."""

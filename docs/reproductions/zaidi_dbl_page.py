@@ -69,7 +69,8 @@ def _wdl() -> dict:
     return {(f"{a} vs {b}", m): r for (a, b, m), r in w.set_index(["model_a", "model_b", "metric"]).iterrows()}
 
 
-RUNNING_HEAD = ("| dataset | fold | DBL³ iterations | DBL³ CPU h | DBL³ training NLL | DBL³ 0-1 loss | "
+RUNNING_KEY = "| dataset | fold | DBL³ iterations |"  # how the page's table is found (its columns are the script's)
+RUNNING_HEAD = (RUNNING_KEY + " DBL³ CPU h | DBL³ training NLL | DBL³ 0-1 loss | "
                 "LR³ iterations | LR³ CPU h | LR³ training NLL | LR³ 0-1 loss |")
 
 
@@ -153,7 +154,7 @@ def rewrite(text: str) -> tuple[str, list[str]]:
                                              f"{r.ratio_geomean:.3f}", f"{r[medians[0]]:g} / {r[medians[1]]:g}"],
                     " / ".join(key), head)
     text = "\n".join(lines)
-    start = text.index(RUNNING_HEAD[: RUNNING_HEAD.index("iterations |") + 12])  # its columns are the script's
+    start = text.index(RUNNING_KEY)
     end = text.index("\n\n", start) + 1
     new = running_folds(pd.read_csv(ROWS / "folds.csv"))
     if text[start:end] != new:
