@@ -238,6 +238,17 @@ def test_environment_line_counts_tasks_per_environment_and_the_unrecorded():
                          "env.commit": ["31bbf5c7800f2ff7-dirty"], "env.bncbench": ["0.1.0"]})
     assert _environment_notes(recs) == [("text", "Computed with: bncbench 0.1.0, commit 31bbf5c7800f-dirty, "
                                                  "python 3.11.2, scikit-learn 1.9.1, cpu EPYC (1 task).")]
+    # several environments: what every recorded task shares is named once, then what sets each apart; a key
+    # missing from one environment is not shared
+    recs = pd.DataFrame({"env.numpy": ["2.4.6"] * 4 + [None], "env.cpu": ["EPYC", "EPYC", "Xeon", "Xeon", None],
+                         "env.commit": ["31bbf5c7800f2ff7", "31bbf5c7800f2ff7", "aaaabbbbccccdddd", None, None]})
+    assert _environment_notes(recs) == [("text", "Computed with: numpy 2.4.6 (all 4 recorded tasks), and commit "
+                                                 "31bbf5c7800f, cpu EPYC (2 tasks); commit aaaabbbbcccc, cpu Xeon "
+                                                 "(1 task); cpu Xeon (1 task); not recorded (1 task, written before "
+                                                 "records named it).")]
+    recs = pd.DataFrame({"env.numpy": ["2.4.6", "2.4.6"], "env.commit": ["31bbf5c7800f2ff7", None]})
+    assert _environment_notes(recs) == [("text", "Computed with: numpy 2.4.6 (all 2 tasks), and commit 31bbf5c7800f "
+                                                 "(1 task); no other key recorded (1 task).")]
 
 
 def _tan_vs_nb_report(run, tmp_path, metrics, name):

@@ -137,15 +137,30 @@ def _tasks(k: int) -> str:
 
 
 def _environment_notes(records: pd.DataFrame) -> list:
-    """A line naming the environments the records were computed in, with their task counts."""
+    """A line naming the environments the records were computed in, with their task counts.
+
+    With several environments, what all the recorded tasks share is named once, first, and each environment
+    then by what sets it apart (commit, cpu, ...), so a store computed over many commits stays readable.
+    """
     cols = [f"env.{k}" for k in provenance.KEYS if f"env.{k}" in records]
     if not cols:
         return []
     envs = records[cols].fillna("?").astype(str).value_counts(sort=True)
     unknown = tuple("?" for _ in cols)
     n_unknown = int(envs.get(unknown, 0))
-    parts = [", ".join(f"{c[4:]} {_short_commit(v) if c == 'env.commit' else v}" for c, v in zip(cols, key)
-                       if v != "?") + f" ({_tasks(k)})" for key, k in envs.items() if key != unknown]
+    envs = envs[[key != unknown for key in envs.index]]
+
+    def named(pairs):
+        return ", ".join(f"{c[4:]} {_short_commit(v) if c == 'env.commit' else v}" for c, v in pairs if v != "?")
+
+    shared = [i for i in range(len(cols))
+              if len(envs) > 1 and {key[i] for key in envs.index} == {envs.index[0][i]} != {"?"}]
+    parts = [(named((c, v) for i, (c, v) in enumerate(zip(cols, key)) if i not in shared) or "no other key recorded")
+             + f" ({_tasks(k)})" for key, k in envs.items()]
+    if shared:
+        n = int(envs.sum())
+        common = named((cols[i], envs.index[0][i]) for i in shared)
+        parts[0] = f"{common} (all {n}{' recorded' if n_unknown else ''} tasks), and " + parts[0]
     if n_unknown:
         parts.append(f"not recorded ({_tasks(n_unknown)}, written before records named it)")
     return [("text", "Computed with: " + "; ".join(T.md_escape(p) for p in parts) + ".")]
