@@ -257,6 +257,30 @@ def test_progress_log_is_rate_limited(capsys, monkeypatch):
                    "tasks: 5/5 (100.0 %), 1 failed, elapsed 0:01:30, ETA 0:00:00"]
 
 
+def test_the_eta_counts_a_resumed_task_by_the_part_run_here(capsys, monkeypatch):
+    """A task nine tenths done from a checkpoint ends after 10 minutes: a task's work takes 100 minutes here,
+    so the 4 tasks left are 6 h 40 (not 40 minutes); a fresh one ending 100 minutes later keeps that rate. A task
+    resumed at its last iteration counts as no work, one that did not resume as a whole task."""
+    from bncbench.harness import runner
+    from bncbench.harness.store import TaskRecord
+
+    t = iter([0.0, 600.0, 6600.0])
+    monkeypatch.setattr(runner, "_clock", lambda: next(t))
+    log = runner._ProgressLog(5, every=0.0)
+    rec = TaskRecord(dataset="d", model="m", round=0, fold=0, seed=0, n_folds=2, n_rounds=1, key="k",
+                     model_params={}, status="ok", n_iter=1000, resumed=[100, 900])
+    log.update(0, runner._done_before(rec))
+    log.update(0, 0.0)
+    assert capsys.readouterr().err.splitlines() == [
+        "tasks: 1/5 (20.0 %), 0 failed, elapsed 0:10:00, ETA 6:40:00",
+        "tasks: 2/5 (40.0 %), 0 failed, elapsed 1:50:00, ETA 5:00:00"]
+    assert runner._done_before(TaskRecord(dataset="d", model="m", round=0, fold=0, seed=0, n_folds=2, n_rounds=1,
+                                          key="k", model_params={}, status="ok", n_iter=50, resumed=[50])) == 1.0
+    fresh = TaskRecord(dataset="d", model="m", round=0, fold=0, seed=0, n_folds=2, n_rounds=1, key="k",
+                       model_params={}, status="ok", n_iter=50)
+    assert runner._done_before(fresh) == 0.0
+
+
 def test_only_selects_models_of_the_grid_by_label_with_the_same_keys():
     from bncbench.harness.app import plan
     from bncbench.errors import BNCBenchError

@@ -618,22 +618,36 @@ _clock = time.monotonic  # the progress log's clock (tests replace it)
 
 
 class _ProgressLog:
-    """``tasks: done/total (pct), failed, elapsed, ETA`` on stderr at most every ``every`` seconds."""
+    """``tasks: done/total (pct), failed, elapsed, ETA`` on stderr at most every ``every`` seconds.
+
+    The ETA is the elapsed time per task's worth of work done here, times the tasks left. A task that went on
+    from a checkpoint counts by the part of its iterations run here: a resumed sweep's first tasks, nearly done
+    before it started, do not make the rest look nearly free.
+    """
 
     def __init__(self, total: int, every: float = 60.0):
-        self.total, self.every, self.done = total, every, 0
+        self.total, self.every, self.done, self.work = total, every, 0, 0.0
         self.start = self.last = _clock()
 
-    def update(self, failed: int = 0) -> None:
+    def update(self, failed: int = 0, done_before: float = 0.0) -> None:
+        """Count one task ended, ``done_before`` (in [0, 1]) of its work done before this run."""
         self.done += 1
+        self.work += 1.0 - done_before
         now = _clock()
         if now - self.last < self.every and self.done < self.total:
             return
         self.last = now
         el = now - self.start
-        eta = el / self.done * (self.total - self.done)
+        eta = el / (self.work if self.work > 0 else self.done) * (self.total - self.done)
         print(f"tasks: {self.done}/{self.total} ({100 * self.done / self.total:.1f} %), {failed} failed, "
               f"elapsed {_hms(el)}, ETA {_hms(eta)}", file=sys.stderr, flush=True)
+
+
+def _done_before(rec: TaskRecord) -> float:
+    """The part of a task's iterations run before the process that ended it (0 unless it went on from a checkpoint)."""
+    if not rec.resumed or not rec.n_iter:
+        return 0.0
+    return min(1.0, rec.resumed[-1] / rec.n_iter)
 
 
 def stored_state(store: ResultStore, task: Task, *, retry_failed: bool = True,
@@ -887,7 +901,7 @@ def run_experiment(
                     counts[rec.status] += 1
                     bar.update(1)
                     if log is not None:
-                        log.update(counts["failed"])
+                        log.update(counts["failed"], _done_before(rec))
                     if rec.status == "failed":
                         bar.write(f"failed: {rec.dataset} / {rec.model} r{rec.round}f{rec.fold}: {rec.error}")
     except BaseException as exc:
