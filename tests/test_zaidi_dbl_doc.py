@@ -236,6 +236,25 @@ def test_the_cost_of_what_is_left_is_its_script_on_the_committed_files(capsys):
             assert cpu == " / ".join(f"{r[c]:.2f}" for c in QUARTILES)
 
 
+def test_optdigits_measured_again_is_its_json():
+    """The time bullet's second measurement of optdigits' CPU s per evaluation: each run of
+    ``optdigits_remeasured.json`` as ``bench_big_fold.costs`` splits it, beside the table's (``little_left.csv``)."""
+    import json
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from bench_big_fold import costs
+    finally:
+        sys.path.pop(0)
+    runs = json.loads((LEFT.parent / "optdigits_remeasured.json").read_text())
+    left = pd.read_csv(LEFT).set_index(["dataset", "model"])
+    text = " ".join(DOC.read_text().split())
+    for model, name in (("DBL3", "DBL³"), ("LR3", "LR³")):
+        per = [f"{costs(r)[3]:.2f}" for r in sorted(runs, key=lambda r: r["run"]) if r["model"] == model]
+        assert len(per) == 3 and all(r["dataset"] == "optdigits" and r["n_iter"] == 10 for r in runs)
+        assert f"{name} {per[0]}, {per[1]} and {per[2]} ({left.loc[('optdigits', model), 'eval_cpu']:.2f}" in text
+
+
 def test_the_big_three_fold_cost_table_is_fold_cost_md():
     """The page's table of one capped fold per model (the Big three and connect-4) is ``fold_cost.md``'s, row for row
     (which ``bench_big_fold.py --from-json`` prints): no hand edit, nor another table's update, changes a cell."""
