@@ -78,6 +78,27 @@ def test_wdl_counts_and_the_papers_cell(summary):
     assert (w[w.table == "dbl_vs_lr"]["paper_p"] == "").all()
 
 
+def test_each_tables_latex_holds_its_wdl_cells(summary):
+    """A table's .tex has a row per metric and subset with the pair's W-D-L and p (bold where significant), the
+    datasets counted in its comment; while no Big dataset is complete it has the Little block only."""
+    w = rt.wdl_rows(summary, [("table2", [("DBL2", "A2JE")]), ("dbl_vs_lr", [("DBL2", "LR2")])])
+    tex = rt.latex(w)
+    assert sorted(tex) == ["dbl_vs_lr.tex", "table2.tex"]
+    t2 = tex["table2.tex"]
+    assert "Datasets counted: DBL2 vs A2JE: 3 Little, 1 Big, 4 All." in " ".join(
+        line[2:] for line in t2.splitlines() if line.startswith("% "))
+    blocks = t2.split("\\emph{")[1:]
+    assert [b.split("}")[0] for b in blocks] == ["Little datasets", "Big datasets", "All datasets"]
+    little = blocks[0]
+    assert "\n0-1 Loss & 1/1/1 & 1 \\\\\n" in little            # d1 win, d2 loss, d3 draw: p = 1
+    assert "\nTraining time & " in little and "$p$" in t2
+    no_big = rt.wdl_rows(summary[summary.dataset != "d4"], [("dbl_vs_lr", [("DBL2", "LR2")])])
+    assert set(no_big.subset) == {"Little", "All"}
+    little_only = rt.latex(no_big)["dbl_vs_lr.tex"]
+    assert "Big datasets" not in little_only and "All datasets" not in little_only
+    assert "0-1 Loss & 1/1/0 & 1 \\\\" in little_only                # d3 left out: LR2 has 9 folds
+
+
 def test_convergence_counts_only_complete_pairs(summary):
     subsets = {"Little": ["d1", "d2", "d3"], "Big": ["d4"]}
     per, summ = rt.convergence(records(), summary, subsets)
