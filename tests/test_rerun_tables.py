@@ -83,7 +83,11 @@ def test_each_tables_latex_holds_its_wdl_cells(summary):
     datasets counted in its comment; while no Big dataset is complete it has the Little block only."""
     w = rt.wdl_rows(summary, [("table2", [("DBL2", "A2JE")]), ("dbl_vs_lr", [("DBL2", "LR2")])])
     tex = rt.latex(w)
-    assert sorted(tex) == ["dbl_vs_lr.tex", "table2.tex"]
+    assert sorted(tex) == ["dbl_vs_lr.tex", "paper_vs_ours.tex", "table2.tex"]
+    side = tex["paper_vs_ours.tex"]                                # only table2 has the paper's cells
+    assert "\n2 & DBL2 vs A2JE & 0-1 Loss & 42/5/28 & 0.119 & 1/1/1 & 1 \\\\\n" in side
+    assert "\n2 & DBL2 vs A2JE & Bias & 66/4/5 & \\textbf{$<$0.001} & 1/1/1 & 1 \\\\\n" in side
+    assert side.count("\\emph{") == 2 and "Big datasets" in side and "DBL2 vs LR2" not in side
     t2 = tex["table2.tex"]
     assert "Datasets counted: DBL2 vs A2JE: 3 Little, 1 Big, 4 All." in " ".join(
         line[2:] for line in t2.splitlines() if line.startswith("% "))

@@ -35,6 +35,8 @@ counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
 
 ``<table>.tex``
     each of those tables' W-D-L as a LaTeX ``tabular`` (booktabs; ``bncbench report``'s layout), for a paper;
+``paper_vs_ours.tex``
+    Tables 2-4's cells, the paper's W-D-L and p beside ours, as a LaTeX ``tabular``;
 
 and prints a Markdown rendering of them (``tables.md`` in the same directory).
 
@@ -68,7 +70,8 @@ from bncbench.report.stats import sign_test, wdl_table  # noqa: E402
 from bncbench.harness.store import load_results  # noqa: E402
 from bncbench.report.summary import summarize  # noqa: E402
 from bncbench.report.supplement import RECORDS, SOURCE, check_same_data, merge_by_folds  # noqa: E402
-from bncbench.report.tabulate import wdl_latex  # noqa: E402
+from bncbench.report.stats import metric_name  # noqa: E402
+from bncbench.report.tabulate import SUBSET_TITLES, format_p, tex_label, wdl_latex  # noqa: E402
 
 EXPERIMENT = HERE.parents[1] / "conf/experiment/zaidi_dbl.yaml"
 OUT = HERE / "zaidi_dbl_rerun" / "reg_rows"
@@ -234,7 +237,39 @@ def latex(wdl: pd.DataFrame) -> dict[str, str]:
                    f"docs/reproductions/zaidi_dbl_rerun_tables.py: wins/draws/losses of the first model (a win: a\n"
                    f"lower mean), two-tailed sign test. Datasets counted: {counted}.")
         out[f"{name}.tex"] = wdl_latex(g.drop(columns=["table"]), caption_comment=comment)
+    out["paper_vs_ours.tex"] = paper_vs_ours_latex(wdl)
     return out
+
+
+def _significant(p) -> bool:
+    """A p as the paper prints it (``<0.001`` or a number) or as ours computes it: at most 0.05."""
+    return p == "<0.001" or float(p) <= 0.05
+
+
+def paper_vs_ours_latex(wdl: pd.DataFrame) -> str:
+    """Tables 2-4's cells, the paper's W-D-L and p beside ours, a block per subset: a LaTeX tabular (booktabs)."""
+    rows = wdl[wdl["paper_wins"].notna()]
+    lines = ["% Tables 2-4 of the deep-broad paper (Zaidi et al.) beside the zaidi_dbl rerun with the authors' per-row",
+             "% penalty (reg=rows), written by docs/reproductions/zaidi_dbl_rerun_tables.py: wins/draws/losses of the",
+             "% first model (a win: a lower mean), two-tailed sign test, p <= 0.05 in bold; the paper's p as printed.",
+             "% needs \\usepackage{booktabs}",
+             "\\begin{tabular}{lllrrrr}", "\\toprule",
+             " & & & \\multicolumn{2}{c}{paper} & \\multicolumn{2}{c}{ours} \\\\",
+             "\\cmidrule(lr){4-5}\\cmidrule(lr){6-7}",
+             "Table & Pair & Metric & W--D--L & $p$ & W--D--L & $p$ \\\\"]
+    for subset, g in rows.groupby("subset", sort=False):
+        lines += ["\\midrule", f"\\multicolumn{{7}}{{l}}{{\\emph{{{SUBSET_TITLES[subset]}}}}} \\\\"]
+        for r in g.itertuples():
+            pap_p = str(r.paper_p).replace("<", "$<$")
+            ours_p = format_p(float(r.p)).replace("<", "$<$")
+            cells = [r.table.removeprefix("table"), f"{tex_label(r.model_a)} vs {tex_label(r.model_b)}",
+                     metric_name(r.metric),
+                     f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)}",
+                     f"\\textbf{{{pap_p}}}" if _significant(r.paper_p) else pap_p,
+                     f"{r.wins}/{r.draws}/{r.losses}", f"\\textbf{{{ours_p}}}" if r.significant else ours_p]
+            lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
 
 
 def p_text(p) -> str:
