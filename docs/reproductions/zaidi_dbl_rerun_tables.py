@@ -37,6 +37,8 @@ counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
     each of those tables' W-D-L as a LaTeX ``tabular`` (booktabs; ``bncbench report``'s layout), for a paper;
 ``paper_vs_ours.tex``
     Tables 2-4's cells, the paper's W-D-L and p beside ours, as a LaTeX ``tabular``;
+``convergence.tex``
+    ``convergence_summary.csv``'s counts, sign tests and geometric means as a LaTeX ``tabular``;
 
 and prints a Markdown rendering of them (``tables.md`` in the same directory).
 
@@ -241,6 +243,35 @@ def latex(wdl: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+def convergence_latex(conv: pd.DataFrame) -> str:
+    """§6.3's comparison (``convergence_summary.csv``) as a LaTeX tabular (booktabs): per pair and subset, on how many
+    datasets DBLⁿ needs fewer / as many / more iterations than LRⁿ and less / more time, the sign tests (p <= 0.05
+    in bold) and the geometric means of the ratios."""
+    def p_cell(p):
+        text = format_p(float(p)).replace("<", "$<$")
+        return f"\\textbf{{{text}}}" if float(p) <= 0.05 else text
+
+    lines = ["% Section 6.3 of the deep-broad paper (Zaidi et al.): DBL^n against LR^n in the zaidi_dbl rerun with the",
+             "% authors' per-row penalty (reg=rows), written by docs/reproductions/zaidi_dbl_rerun_tables.py over the",
+             "% datasets where both have every fold; sign test of fewer against more, p <= 0.05 in bold.",
+             "% needs \\usepackage{booktabs}",
+             "\\begin{tabular}{llrrrrrrr}", "\\toprule",
+             " & & & \\multicolumn{3}{c}{iterations} & \\multicolumn{3}{c}{training time} \\\\",
+             "\\cmidrule(lr){4-6}\\cmidrule(lr){7-9}",
+             "Pair & Datasets & $n$ & fewer/equal/more & $p$ & DBL/LR & less/more & $p$ & DBL/LR \\\\",
+             "\\midrule"]
+    if not (conv["subset"] == "Big").any():  # All is Little while no Big dataset is complete
+        conv = conv[conv["subset"] != "All"]
+    for r in conv.itertuples():
+        lines.append(" & ".join([f"{tex_label(r.w_model)} vs {tex_label(r.other_model)}", r.subset, str(r.n_datasets),
+                                 f"{r.iter_fewer}/{r.iter_equal}/{r.iter_more}", p_cell(r.iter_p),
+                                 f"{r.iter_ratio_geomean:.3f}", f"{r.time_less}/{r.time_more}", p_cell(r.time_p),
+                                 f"{r.time_ratio_geomean:.3f}"])
+                     + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
 def _significant(p) -> bool:
     """A p as the paper prints it (``<0.001`` or a number) or as ours computes it: at most 0.05."""
     return p == "<0.001" or float(p) <= 0.05
@@ -382,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     folds(records).to_csv(args.out / "folds.csv", index=False)
     for name, tex in latex(wdl).items():
         (args.out / name).write_text(tex)
+    (args.out / "convergence.tex").write_text(convergence_latex(conv))
     md = markdown(cov, wdl, t56, conv)
     (args.out / "tables.md").write_text(md)
     print(md)
