@@ -30,6 +30,9 @@ started at 0 (:data:`ZERO3`) on those where its fold is cheap (:data:`ZERO3_SECO
 ``curves.csv``
     the figures' datasets' paths: training NLL and objective at about 300 iterations spread evenly on the
     figures' log axis (every iteration up to 100, the last one always).
+``fig11_iterations``, ``fig13_training_time``, ``fig15_dbl2_lr2``, ``fig16_dbl3_lr3``, ``fig17_n123``
+    each figure as ``.png`` (for the page) and ``.pdf`` (vector, for a paper), without dates, so the same data
+    gives the same bytes.
 
 The paper does not name its sample datasets (Figs. 15-16) and draws Fig. 17 on Localization, which we do not
 have; ours are :data:`FIG15`, :data:`FIG16` and :data:`FIG17`.
@@ -271,9 +274,11 @@ def draw(out: Path) -> list[Path]:
     figs["fig17_n123"] = convergence_figure({f"{FIG17}, n = {k}": {m: n[m] for m in (f"DBL{k}", f"LR{k}") if m in n}
                                              for k in (1, 2, 3)}, title=f"Fig. 17: n = 1, 2, 3 on {FIG17}")
     written = []
-    for name, fig in figs.items():
+    for name, fig in figs.items():  # the PNG for the page, the PDF (vector) for a paper; neither dated
         written.append(out / f"{name}.png")
         fig.savefig(written[-1], dpi=110, metadata={"Software": None})
+        written.append(out / f"{name}.pdf")
+        fig.savefig(written[-1], metadata={"CreationDate": None})
         plt.close(fig)
     r = pd.read_csv(out / "reach.csv")
     written.append(out / "reach_summary.csv")
