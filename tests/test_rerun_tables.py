@@ -187,7 +187,34 @@ def test_the_lost_stores_summary_alone_gives_back_its_csvs(tmp_path):
         assert_same_output(tmp_path / f"{name}.csv", old / f"{name}.csv")
     s = pd.read_csv(tmp_path / "summary.csv")
     assert s[rt.CPU].isna().all()                               # that store's records had no CPU seconds
-    pd.testing.assert_frame_equal(s.drop(columns=[rt.CPU, rt.SOURCE]), pd.read_csv(old / "summary.csv"))
+    # written before the script named each model's parameters (rt.named_params, from the experiment)
+    pd.testing.assert_frame_equal(s.drop(columns=[rt.CPU, rt.SOURCE, rt.PARAMS]), pd.read_csv(old / "summary.csv"))
+
+
+def test_the_generic_report_takes_the_reruns_summary():
+    """summary.csv names each model's parameters as the experiment's plan gives them, so ``python -m bncbench report
+    store2 --supplement reg_rows/summary.csv`` takes all 13 models (none left out as unknown), with the same means
+    for every pair the script counts; parameters other than the experiment's are refused."""
+    from bncbench.report.families import model_params
+    from bncbench.report.summary import summarize
+    from bncbench.report.supplement import read_supplement, supplement_summary, with_params
+
+    rows = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "reg_rows" / "summary.csv"
+    records = rt.load_results(STORE2)
+    ours = read_supplement(rows)
+    assert ours[rt.PARAMS].notna().all() and ours["model"].nunique() == 13
+    merged, unknown = supplement_summary(with_params(summarize(records), model_params(records)), ours, "x")
+    assert unknown == []
+    got = merged.set_index(["dataset", "model"])
+    for r in ours[ours["complete"]].itertuples():
+        assert got.loc[(r.dataset, r.model), "zero_one"] == pytest.approx(r.zero_one, rel=1e-12), (r.dataset, r.model)
+    params = rt.experiment_params(rt.EXPERIMENT)
+    assert params["DBL3"]["reg"] == "rows" and params["LR3"]["init"] == "zeros"
+    other = {**params, "DBL3": {**params["DBL3"], "lam": 0.1}}
+    with pytest.raises(ValueError, match="the store's records of DBL3 name other parameters"):
+        rt.named_params(ours.drop(columns=[rt.PARAMS]), records, other)
+    with pytest.raises(ValueError, match="the supplement's A1JE name other parameters"):
+        rt.named_params(ours, records.iloc[:0], {**params, "A1JE": {**params["A1JE"], "n": 2}})
 
 
 def test_the_committed_store_resumes(tmp_path):

@@ -12,7 +12,9 @@ counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
 
 ``summary.csv``
     per dataset x model: folds, mean 0-1 loss, RMSE, Kohavi-Wolpert bias and variance, train and
-    test time, mean iterations; ``big`` = more than ``--big-threshold`` rows (the paper's 100,000).
+    test time, mean iterations; ``big`` = more than ``--big-threshold`` rows (the paper's 100,000); ``params``: the
+    model's parameters as the experiment's plan gives them (checked against the store's records and a supplement
+    that names them), so ``python -m bncbench report STORE --supplement summary.csv`` takes every model.
 ``coverage.csv``
     per model: the Little and Big datasets where it has every fold, and which it lacks.
 ``wdl.csv``
@@ -55,6 +57,7 @@ Without a store, the supplement alone gives back the CSVs it was written with
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -67,12 +70,13 @@ sys.path.insert(0, str(HERE))
 
 import zaidi_dbl_paper as paper  # noqa: E402  (the paper's Tables 2-6)
 
+from bncbench.harness.store import json_default, load_results  # noqa: E402
 from bncbench.report.convergence import PAIR_COLUMNS, pair_iterations, pair_iterations_summary  # noqa: E402
-from bncbench.report.stats import sign_test, wdl_table  # noqa: E402
-from bncbench.harness.store import load_results  # noqa: E402
+from bncbench.report.families import model_params  # noqa: E402
+from bncbench.report.stats import metric_name, sign_test, wdl_table  # noqa: E402
 from bncbench.report.summary import summarize  # noqa: E402
-from bncbench.report.supplement import RECORDS, SOURCE, check_same_data, merge_by_folds  # noqa: E402
-from bncbench.report.stats import metric_name  # noqa: E402
+from bncbench.report.supplement import (PARAMS, RECORDS, SOURCE, check_same_data, merge_by_folds,  # noqa: E402
+                                        with_params)
 from bncbench.report.tabulate import SUBSET_TITLES, format_p, tex_label, wdl_latex  # noqa: E402
 
 EXPERIMENT = HERE.parents[1] / "conf/experiment/zaidi_dbl.yaml"
@@ -133,9 +137,47 @@ def supplement(s: pd.DataFrame, path: Path, models: list[str], min_folds: int, b
         raise ValueError(f"{path} is not a summary.csv of this script: no column {', '.join(lacking)}")
     sup = sup[sup["model"].isin(models)]
     check_same_data(s, sup)
-    out = _flags(merge_by_folds(s, sup, str(path)), min_folds, big_threshold).reindex(columns=COLUMNS + [CPU, SOURCE])
+    keep = COLUMNS + [CPU, SOURCE] + ([PARAMS] if PARAMS in sup else [])
+    out = _flags(merge_by_folds(s, sup, str(path)), min_folds, big_threshold).reindex(columns=keep)
     out[["big", "complete"]] = out[["big", "complete"]].astype(bool)
     return out.sort_values(["big", "dataset", "model"]).reset_index(drop=True)
+
+
+def experiment_params(experiment: Path) -> dict[str, dict] | None:
+    """Each model's parameters (``{label: params}``) as the experiment's plan gives them, or None for an experiment
+    outside ``conf/experiment/``. The models do not depend on the datasets: one synthetic dataset keeps the plan off
+    the data directory."""
+    if experiment.resolve().parent != EXPERIMENT.parent.resolve():
+        return None
+    from bncbench.harness.app import plan
+
+    return {m.label: m.params for m in plan([f"+experiment={experiment.stem}", "dataset.names=[synth-nb]"]).models}
+
+
+def _json(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, default=json_default)
+
+
+def named_params(s: pd.DataFrame, records: pd.DataFrame, params: dict[str, dict]) -> pd.DataFrame:
+    """``s`` with a :data:`PARAMS` column, each model's parameters from the experiment, as a report's summary names
+    them: so ``python -m bncbench report STORE --supplement summary.csv`` can take its pairs (the report selects
+    models by their parameters, not their labels).
+
+    Raises
+    ------
+    ValueError
+        If the store's records of a model, or the supplement's row of one, name other parameters than the
+        experiment's (not the experiment's model under that label).
+    """
+    want = {label: _json(p) for label, p in params.items()}
+    found = [(label, f"the store's records of {label}", _json(p)) for label, p in model_params(records).items()
+             if label in want] if len(records) else []
+    if PARAMS in s:
+        found += [(m, f"the supplement's {m}", p) for m, p in zip(s["model"], s[PARAMS]) if isinstance(p, str)]
+    for label, where, got in found:
+        if json.loads(got) != json.loads(want[label]):  # parsed: 4 and 4.0 (an int column with gaps) are equal
+            raise ValueError(f"{where} name other parameters than the experiment's: {got} against {want[label]}")
+    return with_params(s.drop(columns=[PARAMS], errors="ignore"), params)
 
 
 def coverage(s: pd.DataFrame, models: list[str]) -> pd.DataFrame:
@@ -394,6 +436,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.supplement is not None:
         try:
             s = supplement(s, args.supplement, models, args.min_folds, args.big_threshold)
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    params = experiment_params(args.experiment)
+    if params is not None:
+        try:
+            s = named_params(s, records, params)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
