@@ -289,10 +289,6 @@ def convergence_latex(conv: pd.DataFrame) -> str:
     """§6.3's comparison (``convergence_summary.csv``) as a LaTeX tabular (booktabs): per pair and subset, on how many
     datasets DBLⁿ needs fewer / as many / more iterations than LRⁿ and less / more time, the sign tests (p <= 0.05
     in bold) and the geometric means of the ratios."""
-    def p_cell(p):
-        text = format_p(float(p)).replace("<", "$<$")
-        return f"\\textbf{{{text}}}" if float(p) <= 0.05 else text
-
     lines = ["% Section 6.3 of the deep-broad paper (Zaidi et al.): DBL^n against LR^n in the zaidi_dbl rerun with the",
              "% authors' per-row penalty (reg=rows), written by docs/reproductions/zaidi_dbl_rerun_tables.py over the",
              "% datasets where both have every fold; sign test of fewer against more, p <= 0.05 in bold.",
@@ -305,13 +301,20 @@ def convergence_latex(conv: pd.DataFrame) -> str:
     if not (conv["subset"] == "Big").any():  # All is Little while no Big dataset is complete
         conv = conv[conv["subset"] != "All"]
     for r in conv.itertuples():
+        it_p, time_p = float(r.iter_p), float(r.time_p)
         lines.append(" & ".join([f"{tex_label(r.w_model)} vs {tex_label(r.other_model)}", r.subset, str(r.n_datasets),
-                                 f"{r.iter_fewer}/{r.iter_equal}/{r.iter_more}", p_cell(r.iter_p),
-                                 f"{r.iter_ratio_geomean:.3f}", f"{r.time_less}/{r.time_more}", p_cell(r.time_p),
-                                 f"{r.time_ratio_geomean:.3f}"])
+                                 f"{r.iter_fewer}/{r.iter_equal}/{r.iter_more}", _tex_p(format_p(it_p), it_p <= 0.05),
+                                 f"{r.iter_ratio_geomean:.3f}", f"{r.time_less}/{r.time_more}",
+                                 _tex_p(format_p(time_p), time_p <= 0.05), f"{r.time_ratio_geomean:.3f}"])
                      + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
+
+
+def _tex_p(text: str, bold: bool) -> str:
+    """A printed p as a LaTeX cell: ``<`` in math mode, bold where significant."""
+    text = text.replace("<", "$<$")
+    return f"\\textbf{{{text}}}" if bold else text
 
 
 def _significant(p) -> bool:
@@ -333,13 +336,11 @@ def paper_vs_ours_latex(wdl: pd.DataFrame) -> str:
     for subset, g in rows.groupby("subset", sort=False):
         lines += ["\\midrule", f"\\multicolumn{{7}}{{l}}{{\\emph{{{SUBSET_TITLES[subset]}}}}} \\\\"]
         for r in g.itertuples():
-            pap_p = str(r.paper_p).replace("<", "$<$")
-            ours_p = format_p(float(r.p)).replace("<", "$<$")
             cells = [r.table.removeprefix("table"), f"{tex_label(r.model_a)} vs {tex_label(r.model_b)}",
                      metric_name(r.metric),
                      f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)}",
-                     f"\\textbf{{{pap_p}}}" if _significant(r.paper_p) else pap_p,
-                     f"{r.wins}/{r.draws}/{r.losses}", f"\\textbf{{{ours_p}}}" if r.significant else ours_p]
+                     _tex_p(str(r.paper_p), _significant(r.paper_p)),
+                     f"{r.wins}/{r.draws}/{r.losses}", _tex_p(format_p(float(r.p)), bool(r.significant))]
             lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
     return "\n".join(lines) + "\n"
@@ -362,7 +363,7 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
     out += ["", "## Tables 2-4: the paper's W-D-L beside ours (**bold**: p <= 0.05)", "",
             "| table | pair | subset | metric | paper | ours |", "|---|---|---|---|---|---|"]
     for r in wdl[wdl["paper_wins"].notna()].itertuples():
-        sig = r.paper_p == "<0.001" or float(r.paper_p) <= 0.05
+        sig = _significant(r.paper_p)
         pap = f"{int(r.paper_wins)}/{int(r.paper_draws)}/{int(r.paper_losses)} ({r.paper_p})"
         ours = f"{r.wins}/{r.draws}/{r.losses} ({p_text(r.p)})"
         out.append(f"| {r.table} | {r.model_a} vs {r.model_b} | {r.subset} | {r.metric} | "
