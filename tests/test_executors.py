@@ -204,8 +204,10 @@ def _slow_unless_marked(args):
 def test_an_element_at_its_time_limit_is_requeued_and_goes_on(tmp_path, monkeypatch):
     """SLURM signals an element before its time limit; submitit requeues what RunBatch.checkpoint
     gives: the same batch, going on with its first task that had not returned (its fit from its
-    checkpoint, tests/test_fit_checkpoint.py). Here submitit's local processes, signalled 20 s
-    before a 30 s limit."""
+    checkpoint, tests/test_fit_checkpoint.py). Here submitit's local processes, signalled 30 s
+    before a 60 s limit: a requeued element has 30 s to start Python, import and finish. (With 10 s,
+    20 s before a 30 s limit, two CI runs side by side beside a long fit, a load of 5-6 on 2 cores,
+    both failed here on November 28: the element timed out and left no result.)"""
     import submitit
 
     from bncbench.executors.slurm import RunBatch
@@ -213,7 +215,7 @@ def test_an_element_at_its_time_limit_is_requeued_and_goes_on(tmp_path, monkeypa
     here = os.path.dirname(__file__)  # the job unpickles this module's task
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     ex = submitit.LocalExecutor(folder=tmp_path / "sub", max_num_timeout=2)
-    ex.update_parameters(timeout_min=0.5, signal_delay_s=20)
+    ex.update_parameters(timeout_min=1.0, signal_delay_s=30)
     marker = str(tmp_path / "marker")
     job = ex.submit(RunBatch(_slow_unless_marked), [(marker, 1), (marker, 2), (marker, 3)])
     assert job.result() == [1, 4, 9]
