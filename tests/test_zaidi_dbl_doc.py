@@ -405,3 +405,9 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
            f"{r.cpu_h_q50:.1f} CPU h" in cost
     lost = pd.read_csv(CSV.parent / "lost_saves.csv")
     assert f"reached {lost.n_iter.iloc[0]:,} and {lost.n_iter.iloc[1]:,} iterations" in cost, lost
+    flat = " ".join(text.split())
+    assert f"(connect-4's LR³ folds, at the cap, took {cpu_r.min():.2f}–{cpu_r.max():.2f};" in flat
+    f = pd.read_csv(CSV / "folds.csv")
+    capped = f[f.n_iter >= 10_000]
+    assert set(zip(capped.dataset, capped.model)) == {("connect-4", "LR3")}
+    assert "only connect-4's LR³ folds have reached the cap, every one so far" in flat
