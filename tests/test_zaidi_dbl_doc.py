@@ -307,7 +307,10 @@ def folds():
     f = pd.read_csv(CSV / "folds.csv")
     f = f[f["model"].isin(["DBL3", "LR3"])]
     values = ["n_iter", "zero_one", "train_cpu", "train_cll", "n_parameters"]
-    return {d: g.pivot_table(index=["round", "fold"], columns="model", values=values) for d, g in f.groupby("dataset")}
+    # a dataset begun with one model only has the other's columns, empty
+    columns = pd.MultiIndex.from_product([values, ["DBL3", "LR3"]], names=[None, "model"])
+    return {d: g.pivot_table(index=["round", "fold"], columns="model", values=values).reindex(columns=columns)
+            for d, g in f.groupby("dataset")}
 
 
 def test_the_per_fold_paragraphs_are_folds_csv(folds):
@@ -405,6 +408,12 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
            f"{r.cpu_h_q50:.1f} CPU h" in cost
     lost = pd.read_csv(CSV.parent / "lost_saves.csv")
     assert f"reached {lost.n_iter.iloc[0]:,} and {lost.n_iter.iloc[1]:,} iterations" in cost, lost
+    o = folds["optdigits"]
+    it_o, cpu_o = o["n_iter", "DBL3"].dropna(), o["train_cpu", "DBL3"].dropna() / 3600
+    g_o = left.loc[("optdigits", "DBL3"), "guess_fold_cpu_h_q50"]
+    its = f"{it_o.min():,.0f}" + ("" if it_o.min() == it_o.max() else f"–{it_o.max():,.0f}")
+    assert f"its DBL³ folds in so far ({len(it_o)}) took {cpu_o.mean():.2f} CPU h in the mean ({its} iterations), " \
+           f"{cpu_o.mean() / g_o:.2f} times the guess's median fold ({g_o:.2f} CPU h" in cost
     flat = " ".join(text.split())
     assert f"(connect-4's LR³ folds, at the cap, took {cpu_r.min():.2f}–{cpu_r.max():.2f};" in flat
     f = pd.read_csv(CSV / "folds.csv")
