@@ -420,3 +420,16 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
     capped = f[f.n_iter >= 10_000]
     assert set(zip(capped.dataset, capped.model)) == {("connect-4", "LR3")}
     assert "only connect-4's LR³ folds have reached the cap, every one so far" in flat
+
+
+def test_the_folds_lost_with_the_third_machine_are_lost_folds_csv():
+    lost = pd.read_csv(CSV.parent / "lost_folds.csv")
+    text = DOC.read_text()
+    flat = " ".join(text.split())
+    n_opt = (lost.dataset == "optdigits").sum()
+    assert f"with {len(lost)} of them, {lost.train_cpu_h.sum():.1f} CPU h of fitting (connect-4's last LR³ fold " \
+           f"and {n_opt} of optdigits'" in flat
+    row = text.split("| Nov 28, 18:23–21:16 |")[1].split("\n")[0]
+    for r in lost.itertuples():
+        name = {"DBL3": "DBL³", "LR3": "LR³"}[r.model]
+        assert f"{name} r{r.round}f{r.fold} at {r.finished_at_utc[-5:]}" in row, r
