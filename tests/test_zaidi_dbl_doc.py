@@ -221,8 +221,10 @@ def test_the_cost_of_what_is_left_is_its_script_on_the_committed_files(capsys):
             r = left[left["dataset"] == "total"].iloc[0]
             assert cpu == "**" + " / ".join(f"{r[c]:.1f}" for c in QUARTILES) + "**"
             lo, hi = r.cpu_h_q25, r.cpu_h_q75  # the time bullet: at 4-5 CPU h a session
-            assert f"{lo:.0f}–{hi:.0f} CPU hours are then about {math.ceil(lo / 5)}–{math.ceil(hi / 4)} sessions" \
-                in " ".join(DOC.read_text().split())
+            few, many = math.ceil(lo / 5), math.ceil(hi / 4)
+            hours = f"{lo:.1f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
+            sessions = f"{few}" if few == many else f"{few}–{many}"
+            assert f"{hours} CPU hours are then about {sessions} sessions" in " ".join(DOC.read_text().split())
             continue
         r = left.loc[(dataset, model)]
         assert (n_train, n_params, peak) == tuple(f"{int(r[c]):,}" for c in ("n_train", "n_parameters", "peak_mib"))
@@ -409,13 +411,18 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
     lost = pd.read_csv(CSV.parent / "lost_saves.csv")
     assert f"reached {lost.n_iter.iloc[0]:,} and {lost.n_iter.iloc[1]:,} iterations" in cost, lost
     o = folds["optdigits"]
-    it_o, cpu_o = o["n_iter", "DBL3"].dropna(), o["train_cpu", "DBL3"].dropna() / 3600
-    g_o = left.loc[("optdigits", "DBL3"), "guess_fold_cpu_h_q50"]
-    its = f"{it_o.min():,.0f}" + ("" if it_o.min() == it_o.max() else f"–{it_o.max():,.0f}")
-    assert f"its DBL³ folds in so far ({len(it_o)}) took {cpu_o.mean():.2f} CPU h in the mean ({its} iterations), " \
-           f"{cpu_o.mean() / g_o:.2f} times the guess's median fold ({g_o:.2f} CPU h" in cost
+    for model, name in (("DBL3", "DBL³"), ("LR3", "LR³")):
+        it_o, cpu_o = o["n_iter", model].dropna(), o["train_cpu", model].dropna() / 3600
+        g_o = left.loc[("optdigits", model), "guess_fold_cpu_h_q50"]
+        its = f"{it_o.min():,.0f}" + ("" if it_o.min() == it_o.max() else f"–{it_o.max():,.0f}")
+        mean = "" if len(it_o) == 1 else " in the mean"
+        assert f"its {name} folds in so far ({len(it_o)}) took {cpu_o.mean():.2f} CPU h{mean} ({its} iterations), " \
+               f"{cpu_o.mean() / g_o:.2f} times the guess's median fold ({g_o:.2f} CPU h" in cost, model
+    assert (left.cpu_h_q25 == left.cpu_h_q75).all() and "none at the guess" in cost
     flat = " ".join(text.split())
-    assert f"(connect-4's LR³ folds, at the cap, took {cpu_r.min():.2f}–{cpu_r.max():.2f};" in flat
+    cpu_o = pd.concat([o["train_cpu", m].dropna() for m in ("DBL3", "LR3")]) / 3600
+    assert f"(connect-4's LR³ folds, at the cap, took {cpu_r.min():.2f}–{cpu_r.max():.2f}; optdigits' folds so far " \
+           f"{cpu_o.min():.2f}–{cpu_o.max():.2f})" in flat
     capped = {(d, m) for d, g in folds.items() for m in ("DBL3", "LR3") if (g["n_iter", m] >= 10_000).any()}
     assert capped == {("connect-4", "LR3")}
     assert "only connect-4's LR³ folds have reached the cap, every one so far" in flat
@@ -429,6 +436,16 @@ def test_the_folds_lost_with_the_third_machine_are_lost_folds_csv():
     assert f"with {len(lost)} of them, {lost.train_cpu_h.sum():.1f} CPU h of fitting (connect-4's last LR³ fold " \
            f"and {n_opt} of optdigits'" in flat
     row = text.split("| Nov 28, 18:23–21:16 |")[1].split("\n")[0]
+    names = {"DBL3": "DBL³", "LR3": "LR³"}
     for r in lost.itertuples():
-        name = {"DBL3": "DBL³", "LR3": "LR³"}[r.model]
-        assert f"{name} r{r.round}f{r.fold} at {r.finished_at_utc[-5:]}" in row, r
+        assert f"{names[r.model]} r{r.round}f{r.fold} at {r.finished_at_utc[-5:]}" in row, r
+    # run again on the fourth machine: the same numbers, to the places the note kept
+    f = pd.read_csv(CSV / "folds.csv").merge(lost, on=["dataset", "model", "round", "fold"], suffixes=("", "_lost"))
+    assert len(f), "none of the lost folds is in store2 yet"
+    for r in f.itertuples():
+        assert r.n_iter == r.n_iter_lost and f"{r.zero_one:.4f}" == f"{r.zero_one_lost:.4f}", r
+        assert pd.isna(r.train_nll) or f"{-r.train_cll:.3f}" == f"{r.train_nll:.3f}", r
+    again = [(d + ("'" if d.endswith("s") else "'s") + " "
+              + " and ".join(f"{names[r.model]} r{r.round}f{r.fold}" for r in g.itertuples()))
+             for d, g in f.groupby("dataset", sort=False)]
+    assert f"{', '.join(again)} are in `store2/` from the fourth with the same numbers" in flat
