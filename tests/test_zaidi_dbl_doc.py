@@ -224,7 +224,8 @@ def test_the_cost_of_what_is_left_is_its_script_on_the_committed_files(capsys):
             few, many = math.ceil(lo / 5), math.ceil(hi / 4)
             hours = f"{lo:.1f}" if lo == hi else f"{lo:.0f}–{hi:.0f}"
             sessions = f"{few}" if few == many else f"{few}–{many}"
-            assert f"{hours} CPU hours are then about {sessions} sessions" in " ".join(DOC.read_text().split())
+            plural = "s" if many > 1 else ""
+            assert f"{hours} CPU hours are then about {sessions} session{plural}" in " ".join(DOC.read_text().split())
             continue
         r = left.loc[(dataset, model)]
         assert (n_train, n_params, peak) == tuple(f"{int(r[c]):,}" for c in ("n_train", "n_parameters", "peak_mib"))
@@ -423,6 +424,7 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
     cpu_o = pd.concat([o["train_cpu", m].dropna() for m in ("DBL3", "LR3")]) / 3600
     assert f"(connect-4's LR³ folds, at the cap, took {cpu_r.min():.2f}–{cpu_r.max():.2f}; optdigits' folds so far " \
            f"{cpu_o.min():.2f}–{cpu_o.max():.2f})" in flat
+    assert f"each {cpu_o.min():.2f}–{cpu_o.max():.2f} CPU h, in about 7 GiB" in _paragraph(text, "optdigits")
     capped = {(d, m) for d, g in folds.items() for m in ("DBL3", "LR3") if (g["n_iter", m] >= 10_000).any()}
     assert capped == {("connect-4", "LR3")}
     assert "only connect-4's LR³ folds have reached the cap, every one so far" in flat
