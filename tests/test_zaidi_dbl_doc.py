@@ -19,6 +19,7 @@ METRICS = {"bias": "bias", "variance": "variance", "0-1 loss": "zero_one", "RMSE
            "training time": "train_time"}
 LEFT = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "big_cost" / "little_left.csv"
 QUARTILES = ("cpu_h_q25", "cpu_h_q50", "cpu_h_q75")
+THIRD = {"DBL3": "DBL³", "LR3": "LR³"}  # the record's model label -> the page's
 CELL = re.compile(r"^\**(\d+)/(\d+)/(\d+) \((<?[\d.]+)\)\**$")
 
 
@@ -252,7 +253,7 @@ def test_optdigits_measured_again_is_its_json():
     runs = json.loads((LEFT.parent / "optdigits_remeasured.json").read_text())
     left = pd.read_csv(LEFT).set_index(["dataset", "model"])
     text = " ".join(DOC.read_text().split())
-    for model, name in (("DBL3", "DBL³"), ("LR3", "LR³")):
+    for model, name in THIRD.items():
         per = [f"{costs(r)[3]:.2f}" for r in sorted(runs, key=lambda r: r["run"]) if r["model"] == model]
         assert len(per) == 3 and all(r["dataset"] == "optdigits" and r["n_iter"] == 10 for r in runs)
         assert f"{name} {per[0]}, {per[1]} and {per[2]} ({left.loc[('optdigits', model), 'eval_cpu']:.2f}" in text
@@ -412,7 +413,7 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
     lost = pd.read_csv(CSV.parent / "lost_saves.csv")
     assert f"reached {lost.n_iter.iloc[0]:,} and {lost.n_iter.iloc[1]:,} iterations" in cost, lost
     o = folds["optdigits"]
-    for model, name in (("DBL3", "DBL³"), ("LR3", "LR³")):
+    for model, name in THIRD.items():
         it_o, cpu_o = o["n_iter", model].dropna(), o["train_cpu", model].dropna() / 3600
         g_o = left.loc[("optdigits", model), "guess_fold_cpu_h_q50"]
         its = f"{it_o.min():,.0f}" + ("" if it_o.min() == it_o.max() else f"–{it_o.max():,.0f}")
@@ -431,17 +432,17 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
 
 
 def test_the_folds_lost_with_the_third_machine_are_lost_folds_csv():
-    lost = pd.read_csv(CSV.parent / "lost_folds.csv")
-    places = pd.read_csv(CSV.parent / "lost_folds.csv", dtype=str).train_nll.str.split(".").str[1].str.len()
+    lost = pd.read_csv(CSV.parent / "lost_folds.csv", dtype={"train_nll": str})
+    places = lost.train_nll.str.split(".").str[1].str.len()
+    lost["train_nll"] = lost.train_nll.astype(float)
     text = DOC.read_text()
     flat = " ".join(text.split())
     n_opt = (lost.dataset == "optdigits").sum()
     assert f"with {len(lost)} of them, {lost.train_cpu_h.sum():.1f} CPU h of fitting (connect-4's last LR³ fold " \
            f"and {n_opt} of optdigits'" in flat
     row = text.split("| Nov 28, 18:23–21:16 |")[1].split("\n")[0]
-    names = {"DBL3": "DBL³", "LR3": "LR³"}
     for r in lost.itertuples():
-        assert f"{names[r.model]} r{r.round}f{r.fold} at {r.finished_at_utc[-5:]}" in row, r
+        assert f"{THIRD[r.model]} r{r.round}f{r.fold} at {r.finished_at_utc[-5:]}" in row, r
     # run again on the fourth machine: the same numbers, to the places the note kept
     lost["places"] = places
     f = pd.read_csv(CSV / "folds.csv").merge(lost, on=["dataset", "model", "round", "fold"], suffixes=("", "_lost"))
@@ -450,6 +451,6 @@ def test_the_folds_lost_with_the_third_machine_are_lost_folds_csv():
         assert r.n_iter == r.n_iter_lost and f"{r.zero_one:.4f}" == f"{r.zero_one_lost:.4f}", r
         assert pd.isna(r.train_nll) or round(-r.train_cll, int(r.places)) == r.train_nll, r
     again = [(d + ("'" if d.endswith("s") else "'s") + " "
-              + ", ".join(f"{names[r.model]} r{r.round}f{r.fold}" for r in g.itertuples()))
+              + ", ".join(f"{THIRD[r.model]} r{r.round}f{r.fold}" for r in g.itertuples()))
              for d, g in f.groupby("dataset", sort=False)]
     assert f"{' and '.join(again)} are in `store2/` from the fourth with the same numbers" in flat
