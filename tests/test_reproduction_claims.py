@@ -28,7 +28,6 @@ NOT_OURS = {
     ("petitjean2018.md", "HDP estimates beat m-estimates", "41–4–23"): "the paper's Table 2 (NB), quoted",
     ("zaidi2017.md", "TAN^w loses to TAN on RMSE", "29/2/41"): "the paper's KDB-1^w vs KDB-1, quoted",
     ("zaidi_dbl.md", "A2DE has lower RMSE than DBL³", "18/0/34"): "DBL³ vs A2DE with 52 datasets, history",
-    ("zaidi_dbl.md", "RF has lower RMSE on Little data", "20/3/36"): "DBL³ vs RF 0-1 loss with 59 datasets, history",
 }
 
 
