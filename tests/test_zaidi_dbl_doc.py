@@ -318,10 +318,10 @@ def _num(s):
 def folds():
     """folds.csv's DBL³ and LR³ records, as (dataset) -> frame indexed by (round, fold) with a column per model."""
     f = pd.read_csv(CSV / "folds.csv")
-    f = f[f["model"].isin(["DBL3", "LR3"])]
+    f = f[f["model"].isin(list(THIRD))]
     values = ["n_iter", "zero_one", "train_cpu", "train_cll", "n_parameters"]
     # a dataset begun with one model only has the other's columns, empty
-    columns = pd.MultiIndex.from_product([values, ["DBL3", "LR3"]], names=[None, "model"])
+    columns = pd.MultiIndex.from_product([values, list(THIRD)], names=[None, "model"])
     return {d: g.pivot_table(index=["round", "fold"], columns="model", values=values).reindex(columns=columns)
             for d, g in f.groupby("dataset")}
 
@@ -440,12 +440,12 @@ def test_connect_4s_folds_are_folds_csv_and_little_left_csv(folds):
                f"{cpu_o.mean() / g_o:.2f} times the guess's median fold ({g_o:.2f} CPU h" in cost, model
     assert (left.cpu_h_q25 == left.cpu_h_q75).all() and "none at the guess" in cost
     flat = " ".join(text.split())
-    cpu_o = pd.concat([o["train_cpu", m].dropna() for m in ("DBL3", "LR3")]) / 3600
+    cpu_o = pd.concat([o["train_cpu", m].dropna() for m in THIRD]) / 3600
     so_far = "" if o.notna().all().all() else " so far"
     assert f"(connect-4's LR³ folds, at the cap, took {cpu_r.min():.2f}–{cpu_r.max():.2f}; optdigits' folds{so_far} " \
            f"{cpu_o.min():.2f}–{cpu_o.max():.2f})" in flat
     assert f"each {cpu_o.min():.2f}–{cpu_o.max():.2f} CPU h, in about 7 GiB" in _paragraph(text, "optdigits")
-    capped = {(d, m) for d, g in folds.items() for m in ("DBL3", "LR3") if (g["n_iter", m] >= 10_000).any()}
+    capped = {(d, m) for d, g in folds.items() for m in THIRD if (g["n_iter", m] >= 10_000).any()}
     assert capped == {("connect-4", "LR3")}
     assert "only connect-4's LR³ folds have reached the cap, every one of them" in flat
 
