@@ -101,6 +101,10 @@ def test_each_tables_latex_holds_its_wdl_cells(summary):
     little_only = rt.latex(no_big)["dbl_vs_lr.tex"]
     assert "Big datasets" not in little_only and "All datasets" not in little_only
     assert "0-1 Loss & 1/1/0 & 1 \\\\" in little_only                # d3 left out: LR2 has 9 folds
+    # a table none of whose pairs has a Big dataset keeps no All block though another table's pair has one
+    mixed = rt.latex(rt.wdl_rows(summary, [("table2", [("DBL2", "A2JE")]), ("dbl_vs_lr", [("DBL2", "LR2")])])
+                     .pipe(lambda w: w[~((w.table == "table2") & (w.subset == "Big"))]))
+    assert "All datasets" not in mixed["table2.tex"] and "All datasets" in mixed["dbl_vs_lr.tex"]
 
 
 def test_convergences_latex_is_its_summary(summary):
@@ -167,6 +171,18 @@ def test_supplement_fills_the_pairs_the_store_lacks(summary, tmp_path):
     assert pair.loc["d1", "n_iter_other"] == 80                 # from the records
     little = summ.set_index("subset").loc["Little"]
     assert (little.iter_fewer, little.iter_more) == (2, 2)      # d1, d2 fewer; d3, d5 more
+
+
+def test_supplements_taken_in_turn_keep_their_sources(summary, tmp_path):
+    """A second supplement neither renames the pairs the first gave nor takes a pair it holds with as many folds."""
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    _sup_rows({("d3", "LR2"): (0.15, 10, 40), ("d5", "DBL2"): (0.30, 10, 60)}).to_csv(first, index=False)
+    _sup_rows({("d5", "DBL2"): (0.99, 10, 1), ("d6", "LR2"): (0.20, 10, 50)}).to_csv(second, index=False)
+    s = rt.supplement(summary, first, ["DBL2", "LR2"], min_folds=10, big_threshold=100_000)
+    s = rt.supplement(s, second, ["DBL2", "LR2"], min_folds=10, big_threshold=100_000).set_index(["dataset", "model"])
+    assert s.loc[("d3", "LR2"), rt.SOURCE] == str(first) and s.loc[("d6", "LR2"), rt.SOURCE] == str(second)
+    assert s.loc[("d5", "DBL2"), rt.SOURCE] == str(first) and s.loc[("d5", "DBL2"), "zero_one"] == 0.30
+    assert s.loc[("d1", "DBL2"), rt.SOURCE] == rt.RECORDS and not s.index.duplicated().any()
 
 
 def test_supplement_of_other_data_is_refused(summary, tmp_path):
@@ -237,13 +253,14 @@ def test_the_committed_store_resumes(tmp_path):
 
 
 def test_the_committed_csvs_are_the_scripts_output_on_the_committed_stores(tmp_path, monkeypatch):
-    """reg_rows/ is what the page's one command writes from store2's records and the lost store's summary (byte for
-    byte but the last bits of floats, :func:`conftest.assert_same_output`): a record added to store2 without the CSVs
-    regenerated (or a CSV edited by hand) fails here."""
+    """reg_rows/ is what the page's one command writes from store2's records, the lost store's summary and the Big
+    run's (byte for byte but the last bits of floats, :func:`conftest.assert_same_output`): a record added to store2
+    without the CSVs regenerated (or a CSV edited by hand) fails here."""
     rerun = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun"
     monkeypatch.chdir(REPO)  # the command as the page gives it, from the root: summary.csv names its sources so
-    assert rt.main([str(STORE2.relative_to(REPO)), "--supplement",
-                    str((rerun / "store_nov26" / "summary.csv").relative_to(REPO)), "--out", str(tmp_path)]) == 0
+    sups = [arg for s in ("store_nov26", "store_big_nov29")
+            for arg in ("--supplement", str((rerun / s / "summary.csv").relative_to(REPO)))]
+    assert rt.main([str(STORE2.relative_to(REPO)), *sups, "--out", str(tmp_path)]) == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(p.name for p in (rerun / "reg_rows").iterdir())
     for name in names:

@@ -473,3 +473,160 @@ def test_the_folds_lost_with_the_third_machine_are_lost_folds_csv():
               + ", ".join(f"{THIRD[r.model]} r{r.round}f{r.fold}" for r in g.itertuples()))
              for d, g in f.groupby("dataset", sort=False)]
     assert f"{' and '.join(again)} are in `store2/` from the fourth with the same numbers" in flat
+
+
+BIG = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "store_big_nov29"
+GENERATIVE = ["A1JE", "A2JE", "A3JE", "A1DE", "A2DE", "DBL1"]  # Table 5's models that ran on census-income, but RF
+
+
+def _bullet(text, opening):
+    start = text.index(opening)
+    return " ".join(text[start:text.index("\n* ", start + 1)].split())
+
+
+def _ceil4(x):
+    return f"{math.ceil(x * 10_000) / 10_000:.4f}"
+
+
+def test_tables_5_and_6s_prose_is_tables5_6_csv():
+    """The Big datasets' bullets and the claims row: census-income's largest gap to the paper over the Bayesian
+    models, RF's, and `covertype-grouped`'s cells, each read from ``tables5_6.csv`` (all 10 folds)."""
+    t = pd.read_csv(CSV / "tables5_6.csv")
+    t = t[t["folds"] == 10].set_index(["dataset", "metric", "model"])
+    gap = (t["ours"] - t["paper"]).abs()
+    text = DOC.read_text()
+    claims = " ".join(next(c for c in _rows(text, "| the paper's claim | ours (")[1]
+                           if c[0].startswith("Tables 5 and 6"))[1].split())
+    ci = _bullet(text, "* **census-income reproduces**")
+    co = _bullet(text, "* **covertype-grouped: partly, by the cut points.**")
+    c01 = _ceil4(max(gap[("census-income", "zero_one", m)] for m in GENERATIVE))
+    crmse = _ceil4(max(gap[("census-income", "rmse", m)] for m in GENERATIVE))
+    assert f"within {c01} of the paper's 0-1 loss" in ci and f"within {c01} of the paper's 0-1 loss" in claims
+    assert f"within {crmse} of its RMSE" in ci and f"{crmse} of its RMSE" in claims
+
+    def cell(d, metric, m):
+        return t.loc[(d, metric, m), "ours"], t.loc[(d, metric, m), "paper"]
+
+    for m in ("A1JE", "A2DE", "DBL1"):
+        ours, paper = cell("census-income", "zero_one", m)
+        assert f"{ours:.4f} against {paper:.4f}" in ci, m
+    ours, paper = cell("census-income", "zero_one", "RF")
+    assert f"RF's 0-1 loss is {ours:.4f} against the paper's {paper:.4f}, lower by {paper - ours:.4f}" in ci
+    assert f"RF {paper - ours:.4f} lower" in claims
+    ours, paper = cell("census-income", "rmse", "RF")
+    assert f"(RMSE {ours:.4f} against {paper:.4f})" in ci
+    near = _ceil4(max(gap[("covertype-grouped", "zero_one", m)] for m in ("A1DE", "A2DE", "DBL1")))
+    assert f"DBL¹ are within {near} of it" in co and f"DBL¹ within {near}" in claims
+    a1, a1p = cell("covertype-grouped", "zero_one", "A1JE")
+    assert f"{a1:.4f}" == f"{a1p:.4f}" and f"to four decimals ({a1:.4f})" in co
+    (a2, a2p), (a3, a3p) = cell("covertype-grouped", "zero_one", "A2JE"), cell("covertype-grouped", "zero_one", "A3JE")
+    assert f"{a2:.4f} against {a2p:.4f} and {a3:.4f} against {a3p:.4f} (higher by {a2 - a2p:.4f} and " \
+           f"{a3 - a3p:.4f})" in co
+    assert f"({a2 - a2p:.4f} and {a3 - a3p:.4f} higher: the cut points;" in claims
+    rf, rfp = cell("covertype-grouped", "zero_one", "RF")
+    assert f"RF is lower by {rfp - rf:.4f} ({rf:.4f} against {rfp:.4f})" in co and f"RF {rfp - rf:.4f} lower" in claims
+    kdd = t.loc["kddcup"]
+    assert len(kdd) == 2 * 7 and (kdd["ours"] < kdd["paper"]).all()  # Table 5's models but DBL², DBL³; both metrics
+    kd = _bullet(text, "* **kddcup**")
+    (a1, a1p), (rf, rfp) = cell("kddcup", "zero_one", "A1JE"), cell("kddcup", "zero_one", "RF")
+    assert f"A1JE {a1:.4f} against {a1p:.4f} and RF {rf:.4f} against {rfp:.4f}" in kd
+    close = [t.loc[("kddcup", "zero_one", m), "ours"] for m in ("A2DE", "DBL1", "RF")]
+    assert max(close) - min(close) < 0.0001 and "A2DE, DBL¹ and RF within 0.0001 of each other" in kd
+
+
+def test_section_6_3s_big_bullet_is_convergence_csv():
+    """DBL¹ against LR¹ on the Big datasets: each one's mean iterations (``convergence.csv``) and the geometric means
+    of the ratios (``convergence_summary.csv``, Big); and their 0-1 losses in Tables 5 and 6's bullet."""
+    big = ["census-income", "covertype-grouped", "kddcup"]
+    per = pd.read_csv(CSV / "convergence.csv")
+    per = per[(per["w_model"] == "DBL1") & per["dataset"].isin(big)].set_index("dataset")
+    s = pd.read_csv(CSV / "convergence_summary.csv").set_index(["w_model", "subset"]).loc[("DBL1", "Big")]
+    assert s.n_datasets == len(per) == 3 and s.iter_more == 3 and s.time_more == 3
+    text = DOC.read_text()
+    b = _bullet(text, "* **On Big data only DBL¹ and LR¹ have run**")
+    c, v, k = (per.loc[d] for d in big)
+    assert f"{c.n_iter_w:,.0f} against {c.n_iter_other:,.0f} on census-income, {v.n_iter_w:,.0f} against " \
+           f"{v.n_iter_other:,.0f} on `covertype-grouped` and {k.n_iter_w:,.0f} against {k.n_iter_other:,.0f} on " \
+           f"kddcup ({s.iter_ratio_geomean:.3f}× in geometric mean)" in b
+    assert f"training time ({s.time_ratio_geomean:.3f}×)" in b
+    summ = pd.read_csv(CSV / "summary.csv").set_index(["dataset", "model"])["zero_one"]
+    b = _bullet(text, "* **DBL¹ against LR¹ on Big data**")
+    assert "census-income {:.4f} against {:.4f}; `covertype-grouped` {:.4f} against {:.4f}".format(
+        *[summ[(d, m)] for d in ("census-income", "covertype-grouped") for m in ("DBL1", "LR1")]) in b
+
+
+def test_the_big_stores_summary_is_its_folds():
+    """store_big_nov29's records are not committed; its summary.csv and folds.csv, both written from them, agree:
+    each pair's successful folds, mean 0-1 loss, RMSE and iterations."""
+    s = pd.read_csv(BIG / "summary.csv").set_index(["dataset", "model"])
+    f = pd.read_csv(BIG / "folds.csv")
+    ok = f[f["status"] == "ok"].groupby(["dataset", "model"])
+    assert sorted(s.index) == sorted(ok.groups)
+    assert (s["n_ok"] == ok.size().reindex(s.index)).all()
+    for col in ("zero_one", "rmse"):
+        assert ok[col].mean().reindex(s.index).to_numpy() == pytest.approx(s[col].to_numpy(), rel=1e-12)
+    it = ok["n_iter"].mean().reindex(s.index)
+    assert it.isna().equals(s["n_iter"].isna()) and it.dropna().to_numpy() == pytest.approx(s["n_iter"].dropna())
+    assert (s["big"] & (s["source"] == "records")).all()
+
+
+CUTS = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "cut_points"
+
+
+def test_the_cut_points_rows_of_the_training_fold_are_the_big_stores_records():
+    """zaidi_dbl_cut_points.py's ``fold`` variant refits the experiment's own inputs: each fold's 0-1 loss and RMSE
+    are the Big store's record's (``store_big_nov29/folds.csv``), so the other variants differ by the cut points
+    alone."""
+    losses = pd.read_csv(CUTS / "losses.csv").query("variant == 'fold'")
+    f = pd.read_csv(BIG / "folds.csv").set_index(["dataset", "model", "round", "fold"])
+    keys = list(zip(losses["dataset"], losses["model"], losses["round"], losses["fold"]))
+    assert len(keys) == len(set(keys)) == 10 * losses.groupby(["dataset", "model"]).ngroups
+    for col in ("zero_one", "rmse"):
+        assert losses[col].to_numpy() == pytest.approx(f.loc[keys, col].to_numpy(), rel=1e-12, abs=0)
+
+
+def test_the_cut_points_prose_is_its_csvs():
+    """The covertype-grouped bullet's and the claims row's numbers on the cut points: ``cut_points/summary.csv``
+    (means over the 10 folds) and ``cuts.csv`` (census-income's numbers of cut points)."""
+    s = pd.read_csv(CUTS / "summary.csv").set_index(["dataset", "variant", "model"])
+    cov = s.loc["covertype-grouped"]
+    text = DOC.read_text()
+    co = _bullet(text, "* **covertype-grouped: partly, by the cut points.**")
+    claims = " ".join(next(c for c in _rows(text, "| the paper's claim | ours (")[1]
+                           if c[0].startswith("Tables 5 and 6"))[1].split())
+    generative = ["A1JE", "A2JE", "A3JE", "A1DE", "A2DE"]
+    gap = _ceil4(max(abs(cov.loc[("whole", m), "zero_one"] - cov.loc[("whole", m), "paper_zero_one"])
+                     for m in generative))
+    assert f"all five generative models are within {gap} of the paper's 0-1 loss" in co
+    assert f"every generative model is within {gap}," in claims
+
+    def two(variant):
+        return "{:.4f}, {:.4f}".format(*(cov.loc[(variant, m), "zero_one"] for m in ("A2JE", "A3JE")))
+
+    assert f"(A2JE {cov.loc[('whole', 'A2JE'), 'zero_one']:.4f}, A3JE {cov.loc[('whole', 'A3JE'), 'zero_one']:.4f})" \
+        in co
+    assert f"as close ({two('fold_twice')})" in co and f"where the experiment has them ({two('test')})" in co
+    d, f = cov.loc[("whole", "DBL1")], cov.loc[("fold", "DBL1")]
+    assert abs(d.zero_one - d.paper_zero_one) < abs(f.zero_one - f.paper_zero_one)
+    assert f"DBL¹ comes closer ({d.zero_one:.4f} against {d.paper_zero_one:.4f}; {f.zero_one:.4f} from the training " \
+           "fold's)" in co
+    census = s.loc["census-income"]
+    move = _ceil4(max(abs(census.loc[("whole", m), "zero_one"] - census.loc[("fold", m), "zero_one"])
+                      for m in generative))
+    c = pd.read_csv(CUTS / "cuts.csv").query("dataset == 'census-income'")
+    n = c.groupby(["variant", "round", "fold"])["cuts"].sum().groupby("variant").mean()
+    assert f"cut points ({n['whole']:.0f} against {n['fold']:.1f} from a training fold) move no model by more than " \
+           f"{move}" in co
+
+
+def test_the_cut_points_summary_is_its_losses():
+    """``cut_points/summary.csv`` is ``zaidi_dbl_cut_points.summary`` of the committed ``losses.csv``: 10 folds a row,
+    the paper's Tables 5 and 6 beside."""
+    sys.path.insert(0, str(REPO / "docs" / "reproductions"))
+    import zaidi_dbl_cut_points as zc
+
+    again = zc.summary(pd.read_csv(CUTS / "losses.csv"))
+    pd.testing.assert_frame_equal(again, pd.read_csv(CUTS / "summary.csv"), check_dtype=False)
+    assert (again["folds"] == len(zc.FOLDS)).all()
+    assert {(d, m, v) for d, models, variants in zc.RUNS for m in models for v in variants} == \
+        set(zip(again["dataset"], again["model"], again["variant"]))

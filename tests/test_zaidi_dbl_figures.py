@@ -92,3 +92,13 @@ def test_committed_objective_reach_is_the_scripts():
     c, r = pd.read_csv(FIGURES / "curves.csv"), pd.read_csv(FIGURES / "reach.csv")
     again = zf.objective_reach(c, r, zf.FIG15, ["DBL2", zf.ZERO, "LR2"])
     pd.testing.assert_frame_equal(again, pd.read_csv(FIGURES / "objective_reach.csv"), check_dtype=False)
+
+
+def test_the_one_fold_refits_are_of_the_little_datasets_only():
+    """convergence.csv has DBL¹/LR¹ rows of Big datasets too (the Big store); Figs. 11-17 and the refits behind
+    reach.csv take the Little ones (summary.csv's big false), each pair of each n."""
+    tasks = zf._tasks()
+    big = set(pd.read_csv(zf.ROWS / "summary.csv").query("big")["dataset"])
+    assert {"census-income", "covertype-grouped"} <= big and not big & {d for d, _ in tasks}
+    assert len(tasks) == len(set(tasks)) and {n for _, n in tasks} == {1, 2, 3}
+    assert len({d for d, _ in tasks}) == int(pd.read_csv(zf.ROWS / "coverage.csv")["little_complete"].max())

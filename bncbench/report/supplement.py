@@ -151,7 +151,9 @@ def merge_by_folds(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> pd.Da
         Another run's summary, of the same data (:func:`check_same_data`).
     name : str
         What the :data:`SOURCE` column says of the supplied rows; a row whose :data:`SOURCE` in
-        ``sup`` names yet another run keeps that name.
+        ``sup`` names yet another run keeps that name, and so does a row of ``summary`` that an
+        earlier supplement gave (its :data:`SOURCE` is set); ``summary``'s other rows are
+        :data:`RECORDS`.
 
     Returns
     -------
@@ -169,7 +171,10 @@ def merge_by_folds(summary: pd.DataFrame, sup: pd.DataFrame, name: str) -> pd.Da
     source = rows[SOURCE].where(rows[SOURCE].notna() & (rows[SOURCE] != RECORDS), name) if SOURCE in rows else name
     rows = rows[[c for c in rows if c in summary or c in REQUIRED or c == PARAMS]]
     rows["big"] = rows["n_instances"] > BIG_THRESHOLD     # as a record's flag says (the report may re-split)
-    parts = [summary[~drop].assign(**{SOURCE: RECORDS}), rows.assign(**{SOURCE: source})]
+    kept = summary[~drop]
+    # a row an earlier supplement gave (supplements taken in turn) keeps its name
+    kept = kept.assign(**{SOURCE: kept[SOURCE].fillna(RECORDS) if SOURCE in kept else RECORDS})
+    parts = [kept, rows.assign(**{SOURCE: source})]
     merged = pd.concat([f for f in parts if len(f)] or parts[:1], ignore_index=True)
     # laid out as the supplement's run was (its pairs in its order, the others after them in the
     # records' order), so that the datasets and models of the tables come in the same order

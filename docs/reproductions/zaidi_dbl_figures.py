@@ -129,9 +129,17 @@ def _refit(dataset: str, label: str) -> list[dict]:
     return fold0_trace(dataset, label)
 
 
+def _little_convergence() -> pd.DataFrame:
+    """``convergence.csv``'s rows of the Little datasets (``summary.csv``'s ``big`` is false): the Big ones (DBL¹ and
+    LR¹ on the Big three) are neither figures' points nor one-fold refits here."""
+    conv = pd.read_csv(ROWS / "convergence.csv")
+    s = pd.read_csv(ROWS / "summary.csv")
+    return conv[conv["dataset"].isin(set(s.loc[~s["big"].astype(bool), "dataset"]))].reset_index(drop=True)
+
+
 def _tasks() -> list[tuple[str, int]]:
     """(dataset, n) of every Little pair in ``convergence.csv``, cheapest first (the summary's training times)."""
-    conv = pd.read_csv(ROWS / "convergence.csv")
+    conv = _little_convergence()
     cost = conv.assign(t=conv["train_time_w"] + conv["train_time_other"], n=conv["w_model"].str[-1].astype(int))
     return [(d, int(n)) for d, n in cost.sort_values(["t", "dataset", "n"])[["dataset", "n"]].to_numpy()]
 
@@ -257,7 +265,7 @@ def draw(out: Path) -> list[Path]:
     from bncbench.atomic import atomic_write_bytes
     from bncbench.report.figures import convergence_figure, pair_scatter_figure
 
-    conv = pd.read_csv(ROWS / "convergence.csv")
+    conv = _little_convergence()
     little = {"Little": sorted(set(conv["dataset"]))}
     pairs = [("DBL2", "LR2"), ("DBL3", "LR3")]
     figs = {"fig11_iterations": pair_scatter_figure(conv, pairs, "n_iter", little,

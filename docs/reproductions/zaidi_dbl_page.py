@@ -12,7 +12,11 @@ paper's column); only our cells are computed again:
 * the starts (``| fits | model | measure | datasets |``): ``figures/start_objective_summary.csv``;
 * the folds of optdigits (:data:`PER_FOLD`) and of any dataset begun but not complete for DBL³ and LR³ (``| dataset
   | fold | DBL³ iterations |``): ``reg_rows/folds.csv``, a row per fold, ``—`` where one model's fold is not in yet;
-* what the rest costs: ``zaidi_dbl_left_cost.py --table``.
+* what the rest costs: ``zaidi_dbl_left_cost.py --table``;
+* Tables 5 and 6 (from ``**Table 5 (0-1 loss)**`` to the end of Table 6's table): ``reg_rows/summary.csv`` through
+  ``zaidi_dbl_paper.big_section`` (the paper's value / ours, with the folds of ours);
+* ``covertype-grouped``'s cut points (``| cut points from | cut points |``): ``cut_points/summary.csv`` and
+  ``cuts.csv`` (``zaidi_dbl_cut_points.py``), mean 0-1 loss per variant and model, the paper's last.
 
 The numbers in the page's prose are not touched: the cells printed as moved say where to look
 (``tests/test_zaidi_dbl_doc.py`` and its neighbours check every table cell, not the prose).
@@ -30,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from zaidi_dbl_left_cost import left, table  # noqa: E402  (the cost table)
+from zaidi_dbl_paper import MODELS_56, PAPER_BIG, big_section  # noqa: E402  (Tables 5 and 6)
 from zaidi_dbl_rerun_tables import p_text  # noqa: E402  (a p as the tables print it)
 
 DOC = HERE / "zaidi_dbl.md"
@@ -74,6 +79,32 @@ PER_FOLD = ("optdigits",)
 RUNNING_KEY = "| dataset | fold | DBL³ iterations |"  # how the page's table is found (its columns are the script's)
 RUNNING_HEAD = (RUNNING_KEY + " DBL³ CPU h | DBL³ training NLL | DBL³ 0-1 loss | "
                 "LR³ iterations | LR³ CPU h | LR³ training NLL | LR³ 0-1 loss |")
+
+
+BIG_KEY = "**Table 5 (0-1 loss)**"
+"""Where the page's Tables 5 and 6 begin (``zaidi_dbl_paper.big_section``'s first line)."""
+
+
+CUT_KEY = "| cut points from | cut points |"
+CUT_VARIANTS = {"fold": "the training fold (the experiment's)", "whole": "the whole data",
+                "fold_twice": "the training fold, every row twice", "test": "the test fold"}
+CUT_MODELS = ["A1JE", "A2JE", "A3JE", "A1DE", "A2DE", "DBL1"]
+
+
+def cut_points_table(dataset: str = "covertype-grouped") -> str:
+    """``dataset``'s 0-1 loss per variant of ``zaidi_dbl_cut_points.py`` and model, with the mean number of cut points
+    over the numeric attributes and folds; "—" where a model was not refitted with a variant."""
+    cuts_dir = ROWS.parent / "cut_points"
+    s = pd.read_csv(cuts_dir / "summary.csv").query("dataset == @dataset").set_index(["variant", "model"])
+    c = pd.read_csv(cuts_dir / "cuts.csv").query("dataset == @dataset")
+    n = c.groupby(["variant", "round", "fold"])["cuts"].sum().groupby("variant").mean()
+    lines = [CUT_KEY + " " + " | ".join(CUT_MODELS) + " |", "|---|---:|" + "---:|" * len(CUT_MODELS)]
+    for v, name in CUT_VARIANTS.items():
+        cells = [f"{s.loc[(v, m), 'zero_one']:.4f}" if (v, m) in s.index else "—" for m in CUT_MODELS]
+        lines.append(_row([name, f"{n[v]:.1f}"] + cells, ""))
+    paper = dict(zip(MODELS_56, PAPER_BIG[dataset]["zero_one"]))
+    lines.append(_row(["the paper", ""] + [f"{paper[m]:.4f}" for m in CUT_MODELS], ""))
+    return "\n".join(lines) + "\n"
 
 
 def running_folds(folds: pd.DataFrame) -> str:
@@ -158,20 +189,28 @@ def rewrite(text: str) -> tuple[str, list[str]]:
                                              f"{r.ratio_geomean:.3f}", f"{r[medians[0]]:g} / {r[medians[1]]:g}"],
                     " / ".join(key), head)
     text = "\n".join(lines)
+
+    def block(start: int, end: int, new: str, label: str) -> None:
+        """``text[start:end]`` becomes ``new``, reported as ``label`` if it changed."""
+        nonlocal text
+        if text[start:end] != new:
+            moved.append(label)
+        text = text[:start] + new + text[end:]
+
     start = text.index(RUNNING_KEY)
-    end = text.index("\n\n", start) + 1
-    new = running_folds(pd.read_csv(ROWS / "folds.csv"))
-    if text[start:end] != new:
-        moved.append("The folds begun: the table")
-    text = text[:start] + new + text[end:]
+    block(start, text.index("\n\n", start) + 1, running_folds(pd.read_csv(ROWS / "folds.csv")),
+          "The folds begun: the table")
+    start = text.index(BIG_KEY)
+    table6 = text.index("\n|", text.index("**Table 6 (RMSE)**", start))
+    block(start, text.index("\n\n", table6) + 1, big_section(pd.read_csv(ROWS / "summary.csv")),
+          "Tables 5 and 6: the tables")
+    start = text.index(CUT_KEY)
+    block(start, text.index("\n\n", start) + 1, cut_points_table(), "covertype-grouped's cut points: the table")
     section = text.index("## What the rest costs")
     start = text.index("| dataset | model | training rows |", section)
-    end = text.index("| **all** |", start)
-    end = text.index("\n", end) + 1
-    new = table(left())
-    if text[start:end] != new:
-        moved.append("What the rest costs: the table")
-    return text[:start] + new + text[end:], moved
+    block(start, text.index("\n", text.index("| **all** |", start)) + 1, table(left()),
+          "What the rest costs: the table")
+    return text, moved
 
 
 def main() -> int:

@@ -3,8 +3,9 @@
 One command regenerates every number of ``docs/reproductions/zaidi_dbl.md``'s rerun with the
 authors' per-row penalty (``reg=rows``, issue 37)::
 
-    python docs/reproductions/zaidi_dbl_rerun_tables.py /work/results/zaidi_dbl \
-        --supplement docs/reproductions/zaidi_dbl_rerun/store_nov26/summary.csv
+    python docs/reproductions/zaidi_dbl_rerun_tables.py docs/reproductions/zaidi_dbl_rerun/store2 \
+        --supplement docs/reproductions/zaidi_dbl_rerun/store_nov26/summary.csv \
+        --supplement docs/reproductions/zaidi_dbl_rerun/store_big_nov29/summary.csv
 
 It reads the store's records (read-only; a store still being written is fine: a (dataset, model)
 counts only once it has every fold, ``--min-folds``) and writes, into ``--out``
@@ -46,7 +47,9 @@ and prints a Markdown rendering of them (``tables.md`` in the same directory).
 
 ``--supplement SUMMARY.csv`` adds the (dataset, model) pairs that the store does not have with
 every fold from an earlier ``summary.csv`` of this script, of a store that no longer exists (records
-do not survive a change of machine; a committed summary does). Every W-D-L cell, sign test and
+do not survive a change of machine; a committed summary does) or whose records are too large to
+commit (the Big datasets'). It may be given several times: the supplements are taken in turn, each
+by the same rule. Every W-D-L cell, sign test and
 convergence ratio is computed from per-dataset means, so the tables are those of the union; a
 supplied pair's §6.3 row takes its means from the summary (both models have all their folds, so
 those are the means over the folds both ran). ``summary.csv`` names each pair's ``source``.
@@ -268,12 +271,11 @@ def folds(records: pd.DataFrame) -> pd.DataFrame:
 
 def latex(wdl: pd.DataFrame) -> dict[str, str]:
     """Each report table's W-D-L as a LaTeX tabular (``bncbench report``'s layout: a W-D-L and a p column per pair,
-    a block per subset, p <= 0.05 in bold), keyed by file name; the All block is left out while no Big dataset is
-    complete (it is the Little block then), as in ``tables.md``."""
-    big = (wdl["subset"] == "Big").any()
+    a block per subset, p <= 0.05 in bold), keyed by file name; a table's All block is left out while none of its
+    pairs has a Big dataset (it is the Little block then), as in ``tables.md``."""
     out = {}
     for name, g in wdl.groupby("table", sort=False):
-        g = g if big else g[g["subset"] != "All"]
+        g = g if (g["subset"] == "Big").any() else g[g["subset"] != "All"]
         counted = "; ".join(
             f"{a} vs {b}: " + ", ".join(f"{n} {sub}" for sub, n in h.groupby("subset", sort=False)["n"].max().items())
             for (a, b), h in g.groupby(["model_a", "model_b"], sort=False))
@@ -369,8 +371,8 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
         out.append(f"| {r.table} | {r.model_a} vs {r.model_b} | {r.subset} | {r.metric} | "
                    f"{f'**{pap}**' if sig else pap} | {f'**{ours}**' if r.significant else ours} |")
     for (table, subset), g in wdl.groupby(["table", "subset"], sort=False):
-        if subset == "All" and (wdl["subset"] == "Big").sum() == 0:
-            continue                                      # All = Little while no Big dataset is complete
+        if subset == "All" and not ((wdl["table"] == table) & (wdl["subset"] == "Big")).any():
+            continue                                      # All = Little while no pair of the table has a Big dataset
         out += ["", f"## {table}, {subset}: W-D-L per metric (**bold**: p <= 0.05)", "",
                 "| pair | " + " | ".join(WDL_METRICS) + " |", "|---|" + "---|" * len(WDL_METRICS)]
         for (a, b), h in g.groupby(["model_a", "model_b"], sort=False):
@@ -411,22 +413,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("store", type=Path, nargs="?", help="the zaidi_dbl results directory (records/ under it); read "
                     "only; none: the supplement alone")
-    ap.add_argument("--supplement", type=Path, help="an earlier summary.csv of this script: the pairs the store lacks")
+    ap.add_argument("--supplement", type=Path, action="append", default=[],
+                    help="an earlier summary.csv of this script: the pairs the store lacks (may be repeated)")
     ap.add_argument("--out", type=Path, default=OUT,
                     help=f"where the CSVs go (default {OUT.relative_to(HERE.parents[1])})")
     ap.add_argument("--experiment", type=Path, default=EXPERIMENT, help="the experiment YAML (its report tables)")
     ap.add_argument("--min-folds", type=int, default=10, help="folds a (dataset, model) needs to count (default 10)")
     ap.add_argument("--big-threshold", type=int, default=100_000, help="Big: more rows than this (the paper's)")
     args = ap.parse_args(argv)
-    if args.store is None and args.supplement is None:
+    if args.store is None and not args.supplement:
         print("error: give a store, a --supplement or both", file=sys.stderr)
         return 2
     if args.store is not None and not (args.store / "records").is_dir():
         print(f"error: no records/ under {args.store}", file=sys.stderr)
         return 2
-    if args.supplement is not None and not args.supplement.is_file():
-        print(f"error: no such file: {args.supplement}", file=sys.stderr)
-        return 2
+    for path in args.supplement:
+        if not path.is_file():
+            print(f"error: no such file: {path}", file=sys.stderr)
+            return 2
     cfg = OmegaConf.to_container(OmegaConf.load(args.experiment), resolve=True)
     models = [m["label"] for m in cfg["models"]]
     tables = [(t["name"], [tuple(p.split(":")) for p in t["pairs"]]) for t in cfg["report"]["tables"]]
@@ -434,9 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(records):
         records = records[records["model"].isin(models)]
     s = complete_summary(records, args.min_folds, args.big_threshold)
-    if args.supplement is not None:
+    for path in args.supplement:
         try:
-            s = supplement(s, args.supplement, models, args.min_folds, args.big_threshold)
+            s = supplement(s, path, models, args.min_folds, args.big_threshold)
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
