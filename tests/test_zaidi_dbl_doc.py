@@ -630,3 +630,18 @@ def test_the_cut_points_summary_is_its_losses():
     assert (again["folds"] == len(zc.FOLDS)).all()
     assert {(d, m, v) for d, models, variants in zc.RUNS for m in models for v in variants} == \
         set(zip(again["dataset"], again["model"], again["variant"]))
+
+
+def test_the_first_big_n2_folds_are_folds_csv():
+    """census-income's first DBL² and LR² folds, as Tables 5 and 6's paragraph cites them: 0-1 loss, iterations and
+    CPU hours from ``store_big_nov29/folds.csv``; Table 5's cell counts the one fold."""
+    f = pd.read_csv(BIG / "folds.csv").query("dataset == 'census-income' and round == 0 and fold == 0")
+    f = f.set_index("model")
+    text = " ".join(DOC.read_text().split())
+    d, lr = f.loc["DBL2"], f.loc["LR2"]
+    paper = pd.read_csv(CSV / "tables5_6.csv").set_index(["dataset", "metric", "model"])
+    cell = paper.loc[("census-income", "zero_one", "DBL2")]
+    assert cell.folds == len(pd.read_csv(BIG / "folds.csv").query("dataset == 'census-income' and model == 'DBL2'"))
+    assert f"DBL² {d.zero_one:.4f} against the paper's {cell.paper:.4f} ({d.n_iter:,.0f} iterations, " \
+           f"{d.train_cpu / 3600:.2f} CPU h), LR² {lr.zero_one:.4f} ({lr.n_iter:,.0f}, the cap, " \
+           f"{lr.train_cpu / 3600:.2f} CPU h;" in text
