@@ -282,20 +282,21 @@ def test_the_big_three_fold_cost_table_is_fold_cost_md():
     assert shown == table((CSV.parent / "big_cost" / "fold_cost.md").read_text())
 
 
-def _page_script():
-    """``docs/reproductions/zaidi_dbl_page.py``, imported."""
+def _script(name="zaidi_dbl_page"):
+    """``docs/reproductions/<name>.py``, imported."""
+    import importlib
+
     sys.path.insert(0, str(REPO / "docs" / "reproductions"))
     try:
-        import zaidi_dbl_page
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
-    return zaidi_dbl_page
 
 
 def test_the_pages_tables_are_what_its_script_writes():
     """``zaidi_dbl_page.py`` recomputes every table cell of the page from the CSVs: the committed page is a fixed point,
     and a cell set back to an older count is written anew and reported."""
-    zaidi_dbl_page = _page_script()
+    zaidi_dbl_page = _script()
     text = DOC.read_text()
     assert zaidi_dbl_page.rewrite(text) == (text, [])
     old = "| 2 | DBL3 vs A3JE | bias | **58/2/15 (<0.001)** | **39/4/14 (<0.001)** |"
@@ -372,7 +373,7 @@ def test_the_folds_begun_table_is_folds_csv(folds):
     """The table of optdigits' folds and of those of any dataset begun but not complete: a row per (round, fold) of
     optdigits and of every dataset with fewer than 10 DBL³ or LR³ folds, each model's iterations, CPU h, training NLL
     and 0-1 loss read back."""
-    PER_FOLD = _page_script().PER_FOLD
+    PER_FOLD = _script().PER_FOLD
     _, rows = _rows(DOC.read_text(), "| dataset | fold | DBL³ iterations |")
     begun = [d for d, g in folds.items() if g["n_iter"].notna().sum().min() < 10]
     shown = list(PER_FOLD) + [d for d in begun if d not in PER_FOLD]
@@ -476,12 +477,18 @@ def test_the_folds_lost_with_the_third_machine_are_lost_folds_csv():
 
 
 BIG = REPO / "docs" / "reproductions" / "zaidi_dbl_rerun" / "store_big_nov29"
-GENERATIVE = ["A1JE", "A2JE", "A3JE", "A1DE", "A2DE", "DBL1"]  # Table 5's models that ran on census-income, but RF
+BAYESIAN = ["A1JE", "A2JE", "A3JE", "A1DE", "A2DE", "DBL1"]  # Table 5's models that ran on census-income, but RF
 
 
 def _bullet(text, opening):
     start = text.index(opening)
     return " ".join(text[start:text.index("\n* ", start + 1)].split())
+
+
+def _claims_row(text, claim):
+    """The claims table's "ours" cell of the row that opens with ``claim``, its whitespace joined."""
+    cells = next(c for c in _rows(text, "| the paper's claim | ours (")[1] if c[0].startswith(claim))
+    return " ".join(cells[1].split())
 
 
 def _ceil4(x):
@@ -495,12 +502,11 @@ def test_tables_5_and_6s_prose_is_tables5_6_csv():
     t = t[t["folds"] == 10].set_index(["dataset", "metric", "model"])
     gap = (t["ours"] - t["paper"]).abs()
     text = DOC.read_text()
-    claims = " ".join(next(c for c in _rows(text, "| the paper's claim | ours (")[1]
-                           if c[0].startswith("Tables 5 and 6"))[1].split())
+    claims = _claims_row(text, "Tables 5 and 6")
     ci = _bullet(text, "* **census-income reproduces**")
     co = _bullet(text, "* **covertype-grouped: partly, by the cut points.**")
-    c01 = _ceil4(max(gap[("census-income", "zero_one", m)] for m in GENERATIVE))
-    crmse = _ceil4(max(gap[("census-income", "rmse", m)] for m in GENERATIVE))
+    c01 = _ceil4(max(gap[("census-income", "zero_one", m)] for m in BAYESIAN))
+    crmse = _ceil4(max(gap[("census-income", "rmse", m)] for m in BAYESIAN))
     assert f"within {c01} of the paper's 0-1 loss" in ci and f"within {c01} of the paper's 0-1 loss" in claims
     assert f"within {crmse} of its RMSE" in ci and f"{crmse} of its RMSE" in claims
 
@@ -592,8 +598,7 @@ def test_the_cut_points_prose_is_its_csvs():
     cov = s.loc["covertype-grouped"]
     text = DOC.read_text()
     co = _bullet(text, "* **covertype-grouped: partly, by the cut points.**")
-    claims = " ".join(next(c for c in _rows(text, "| the paper's claim | ours (")[1]
-                           if c[0].startswith("Tables 5 and 6"))[1].split())
+    claims = _claims_row(text, "Tables 5 and 6")
     generative = ["A1JE", "A2JE", "A3JE", "A1DE", "A2DE"]
     gap = _ceil4(max(abs(cov.loc[("whole", m), "zero_one"] - cov.loc[("whole", m), "paper_zero_one"])
                      for m in generative))
@@ -613,8 +618,7 @@ def test_the_cut_points_prose_is_its_csvs():
     census = s.loc["census-income"]
     move = _ceil4(max(abs(census.loc[("whole", m), "zero_one"] - census.loc[("fold", m), "zero_one"])
                       for m in generative))
-    c = pd.read_csv(CUTS / "cuts.csv").query("dataset == 'census-income'")
-    n = c.groupby(["variant", "round", "fold"])["cuts"].sum().groupby("variant").mean()
+    n = _script("zaidi_dbl_cut_points").cut_counts(pd.read_csv(CUTS / "cuts.csv"), "census-income")
     assert f"cut points ({n['whole']:.0f} against {n['fold']:.1f} from a training fold) move no model by more than " \
            f"{move}" in co
 
@@ -622,8 +626,7 @@ def test_the_cut_points_prose_is_its_csvs():
 def test_the_cut_points_summary_is_its_losses():
     """``cut_points/summary.csv`` is ``zaidi_dbl_cut_points.summary`` of the committed ``losses.csv``: 10 folds a row,
     the paper's Tables 5 and 6 beside."""
-    sys.path.insert(0, str(REPO / "docs" / "reproductions"))
-    import zaidi_dbl_cut_points as zc
+    zc = _script("zaidi_dbl_cut_points")
 
     again = zc.summary(pd.read_csv(CUTS / "losses.csv"))
     pd.testing.assert_frame_equal(again, pd.read_csv(CUTS / "summary.csv"), check_dtype=False)

@@ -94,6 +94,12 @@ def run(dataset: str, models: list[str], variants: list[str]) -> tuple[pd.DataFr
     return pd.DataFrame(losses), pd.DataFrame(cuts)
 
 
+def cut_counts(cuts: pd.DataFrame, dataset: str) -> pd.Series:
+    """``dataset``'s cut points over its numeric attributes, the mean over the folds, per variant (``cuts.csv``)."""
+    c = cuts[cuts["dataset"] == dataset]
+    return c.groupby(["variant", "round", "fold"])["cuts"].sum().groupby("variant").mean()
+
+
 def summary(losses: pd.DataFrame) -> pd.DataFrame:
     """Mean 0-1 loss and RMSE per (dataset, variant, model) over the folds, with the paper's Tables 5 and 6."""
     s = losses.groupby(["dataset", "variant", "model"], sort=False)[["zero_one", "rmse"]].mean().reset_index()
@@ -122,9 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         losses = pd.concat([old[kept], losses], ignore_index=True)
         cuts = pd.concat([pd.read_csv(args.out / "cuts.csv"), cuts], ignore_index=True).drop_duplicates()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, frame in (("losses.csv", losses), ("cuts.csv", cuts), ("summary.csv", summary(losses))):
+    means = summary(losses)
+    for name, frame in (("losses.csv", losses), ("cuts.csv", cuts), ("summary.csv", means)):
         atomic_write_bytes(args.out / name, frame.to_csv(index=False).encode())
-    print(summary(losses).to_string(index=False))
+    print(means.to_string(index=False))
     return 0
 
 

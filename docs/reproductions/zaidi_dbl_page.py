@@ -33,6 +33,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from zaidi_dbl_cut_points import cut_counts  # noqa: E402  (covertype's cut points)
 from zaidi_dbl_left_cost import left, table  # noqa: E402  (the cost table)
 from zaidi_dbl_paper import MODELS_56, PAPER_BIG, big_section  # noqa: E402  (Tables 5 and 6)
 from zaidi_dbl_rerun_tables import p_text  # noqa: E402  (a p as the tables print it)
@@ -96,8 +97,7 @@ def cut_points_table(dataset: str = "covertype-grouped") -> str:
     over the numeric attributes and folds; "—" where a model was not refitted with a variant."""
     cuts_dir = ROWS.parent / "cut_points"
     s = pd.read_csv(cuts_dir / "summary.csv").query("dataset == @dataset").set_index(["variant", "model"])
-    c = pd.read_csv(cuts_dir / "cuts.csv").query("dataset == @dataset")
-    n = c.groupby(["variant", "round", "fold"])["cuts"].sum().groupby("variant").mean()
+    n = cut_counts(pd.read_csv(cuts_dir / "cuts.csv"), dataset)
     lines = [CUT_KEY + " " + " | ".join(CUT_MODELS) + " |", "|---|---:|" + "---:|" * len(CUT_MODELS)]
     for v, name in CUT_VARIANTS.items():
         cells = [f"{s.loc[(v, m), 'zero_one']:.4f}" if (v, m) in s.index else "—" for m in CUT_MODELS]

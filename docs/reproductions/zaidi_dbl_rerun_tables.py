@@ -269,13 +269,19 @@ def folds(records: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["dataset", "model", "round", "fold"], kind="stable").reset_index(drop=True)
 
 
+def _tables_with_big(wdl: pd.DataFrame) -> set[str]:
+    """The report tables some pair of which has a Big dataset: the others' All block is their Little block, and is
+    left out of ``<table>.tex`` and ``tables.md``."""
+    return set(wdl.loc[wdl["subset"] == "Big", "table"])
+
+
 def latex(wdl: pd.DataFrame) -> dict[str, str]:
     """Each report table's W-D-L as a LaTeX tabular (``bncbench report``'s layout: a W-D-L and a p column per pair,
     a block per subset, p <= 0.05 in bold), keyed by file name; a table's All block is left out while none of its
-    pairs has a Big dataset (it is the Little block then), as in ``tables.md``."""
-    out = {}
+    pairs has a Big dataset (:func:`_tables_with_big`), as in ``tables.md``."""
+    out, with_big = {}, _tables_with_big(wdl)
     for name, g in wdl.groupby("table", sort=False):
-        g = g if (g["subset"] == "Big").any() else g[g["subset"] != "All"]
+        g = g if name in with_big else g[g["subset"] != "All"]
         counted = "; ".join(
             f"{a} vs {b}: " + ", ".join(f"{n} {sub}" for sub, n in h.groupby("subset", sort=False)["n"].max().items())
             for (a, b), h in g.groupby(["model_a", "model_b"], sort=False))
@@ -370,8 +376,9 @@ def markdown(cov: pd.DataFrame, wdl: pd.DataFrame, t56: pd.DataFrame, conv: pd.D
         ours = f"{r.wins}/{r.draws}/{r.losses} ({p_text(r.p)})"
         out.append(f"| {r.table} | {r.model_a} vs {r.model_b} | {r.subset} | {r.metric} | "
                    f"{f'**{pap}**' if sig else pap} | {f'**{ours}**' if r.significant else ours} |")
+    with_big = _tables_with_big(wdl)
     for (table, subset), g in wdl.groupby(["table", "subset"], sort=False):
-        if subset == "All" and not ((wdl["table"] == table) & (wdl["subset"] == "Big")).any():
+        if subset == "All" and table not in with_big:
             continue                                      # All = Little while no pair of the table has a Big dataset
         out += ["", f"## {table}, {subset}: W-D-L per metric (**bold**: p <= 0.05)", "",
                 "| pair | " + " | ".join(WDL_METRICS) + " |", "|---|" + "---|" * len(WDL_METRICS)]
