@@ -243,6 +243,43 @@ def test_the_cost_of_what_is_left_is_its_script_on_the_committed_files(capsys):
             assert cpu == " / ".join(f"{r[c]:.2f}" for c in QUARTILES)
 
 
+def test_what_is_left_on_the_big_three_is_its_script_on_the_committed_files(capsys):
+    """``big_left.csv`` is ``zaidi_dbl_left_cost.py --big`` on the committed files now (re-run it when
+    ``store_big_nov29/folds.csv`` gains folds); the page's prose sums, calibration and kddcup's n = 3 memory and cost
+    per evaluation are that CSV's and ``big_fold_nov29.json``'s."""
+    import json
+
+    script = _script("zaidi_dbl_left_cost")
+    script.main(["--big"])
+    big = LEFT.parent / "big_left.csv"
+    assert capsys.readouterr().out == big.read_text()
+    left = pd.read_csv(big)
+    left = left[left["dataset"] != "total"]
+    text = " ".join(DOC.read_text().split())
+    n3 = left["model"].isin(["DBL3", "LR3"])
+    assert (left["folds_done"] + left["folds_left"] == 10).all() and not left.loc[n3, "folds_done"].any()
+    n2_cap, n2_mid = left.loc[~n3, "cpu_h_10000"].sum(), left.loc[~n3, "cpu_h_3000"].sum()
+    n3_cap, n3_mid = left.loc[n3, "cpu_h_10000"].sum(), left.loc[n3, "cpu_h_3000"].sum()
+    assert (f"about {5 * round(n2_cap / 5)} CPU hours for DBL², LR² and DBL2-one at the cap" in text
+            and f"{round(n2_mid)} at 3,000 iterations" in text)
+    assert f"about {10 * round(n3_mid / 10)} (at 3,000 iterations) to {10 * round(n3_cap / 10):,} (at the cap)" in text
+    assert f"the n = 2 ones about {5 * round(n2_cap / 4.5 / 5)} sessions here" in text
+    fold = {n: left.loc[n3, f"cpu_h_{n}"] / left.loc[n3, "folds_left"] for n in (3000, 10000)}
+    lo, hi = fold[3000], fold[10000]
+    assert (f"{n3.sum() * 10} folds, about {10 * round(n3_mid / 10)} CPU hours at 3,000 iterations and "
+            f"{10 * round(n3_cap / 10):,} at the cap, the table above: {lo.min():.0f}–{lo.max():.0f} "
+            f"CPU hours a fold at 3,000 iterations, {hi.min():.0f}–{hi.max():.0f} at the cap") in text
+    cal = left.set_index(["dataset", "model"])
+    dbl2, lr2 = cal.loc[("census-income", "DBL2")], cal.loc[("census-income", "LR2")]
+    assert (f"`k`, {dbl2.k:.2f} for DBL² and {lr2.k:.2f} for LR², and {dbl2.evals_per_iter:.2f} and "
+            f"{lr2.evals_per_iter:.2f} evaluations per iteration") in text
+    runs = {(r["dataset"], r["model"]): r for r in json.loads((LEFT.parent / "big_fold_nov29.json").read_text())}
+    kdd = [runs[("kddcup", m)] for m in THIRD]
+    assert f"a peak of {kdd[0]['peak_mib'] / 1024:.1f} and {kdd[1]['peak_mib'] / 1024:.1f} GiB" in text
+    per = sorted(cal.loc[("kddcup", m), "eval_cpu"] for m in THIRD)
+    assert f"an evaluation takes {per[0]:.1f}–{per[1]:.1f} CPU s" in text
+
+
 def test_optdigits_measured_again_is_its_json():
     """The time bullet's second measurement of optdigits' CPU s per evaluation: each run of
     ``optdigits_remeasured.json`` as ``bench_big_fold.costs`` splits it, beside the table's (``little_left.csv``)."""

@@ -12,7 +12,8 @@ paper's column); only our cells are computed again:
 * the starts (``| fits | model | measure | datasets |``): ``figures/start_objective_summary.csv``;
 * the folds of optdigits (:data:`PER_FOLD`) and of any dataset begun but not complete for DBL³ and LR³ (``| dataset
   | fold | DBL³ iterations |``): ``reg_rows/folds.csv``, a row per fold, ``—`` where one model's fold is not in yet;
-* what the rest costs: ``zaidi_dbl_left_cost.py --table``;
+* what the rest costs: ``zaidi_dbl_left_cost.py --table``, and on the Big three (:data:`BIG_LEFT_KEY`) its
+  ``--big --table``;
 * Tables 5 and 6 (from ``**Table 5 (0-1 loss)**`` to the end of Table 6's table): ``reg_rows/summary.csv`` through
   ``zaidi_dbl_paper.big_section`` (the paper's value / ours, with the folds of ours);
 * ``covertype-grouped``'s cut points (``| cut points from | cut points |``): ``cut_points/summary.csv`` and
@@ -34,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from zaidi_dbl_cut_points import cut_counts  # noqa: E402  (covertype's cut points)
-from zaidi_dbl_left_cost import left, table  # noqa: E402  (the cost table)
+from zaidi_dbl_left_cost import big_left, big_table, left, table  # noqa: E402  (the cost tables)
 from zaidi_dbl_paper import MODELS_56, PAPER_BIG, big_section  # noqa: E402  (Tables 5 and 6)
 from zaidi_dbl_rerun_tables import p_text  # noqa: E402  (a p as the tables print it)
 
@@ -84,6 +85,8 @@ RUNNING_HEAD = (RUNNING_KEY + " DBL³ CPU h | DBL³ training NLL | DBL³ 0-1 los
 
 BIG_KEY = "**Table 5 (0-1 loss)**"
 """Where the page's Tables 5 and 6 begin (``zaidi_dbl_paper.big_section``'s first line)."""
+BIG_LEFT_KEY = "| dataset | model | training rows | weights | peak MiB (capped fit) |"
+"""How the page's table of the Big folds left is found (its columns are ``zaidi_dbl_left_cost.big_table``'s)."""
 
 
 CUT_KEY = "| cut points from | cut points |"
@@ -210,6 +213,9 @@ def rewrite(text: str) -> tuple[str, list[str]]:
     start = text.index("| dataset | model | training rows |", section)
     block(start, text.index("\n", text.index("| **all** |", start)) + 1, table(left()),
           "What the rest costs: the table")
+    start = text.index(BIG_LEFT_KEY)
+    block(start, text.index("\n", text.index("| **all** |", start)) + 1, big_table(big_left()),
+          "The Big three, what is left: the table")
     return text, moved
 
 
