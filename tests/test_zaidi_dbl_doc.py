@@ -276,6 +276,8 @@ def test_what_is_left_on_the_big_three_is_its_script_on_the_committed_files(caps
     runs = {(r["dataset"], r["model"]): r for r in json.loads((LEFT.parent / "big_fold_nov29.json").read_text())}
     kdd = [runs[("kddcup", m)] for m in THIRD]
     assert f"a peak of {kdd[0]['peak_mib'] / 1024:.1f} and {kdd[1]['peak_mib'] / 1024:.1f} GiB" in text
+    filled = json.loads((LEFT.parent / "kddcup_dbl3_8iter.json").read_text())[0]
+    assert filled["n_iter"] == 8 and f"its 5 pairs filled, peaked at {filled['peak_mib'] / 1024:.1f} GiB" in text
     per = sorted(cal.loc[("kddcup", m), "eval_cpu"] for m in THIRD)
     assert f"an evaluation takes {per[0]:.1f}–{per[1]:.1f} CPU s" in text
 
