@@ -1,4 +1,5 @@
-"""The authors' per-row L2 penalty (``reg="rows"``, ``"rows_one"``): its weights ``n_k`` and its gradient.
+"""The authors' per-row L2 penalty (``reg="rows"``, ``"rows_one"``; ``"rows_gen"`` toward the generative model): its
+weights ``n_k`` and its gradient.
 
 ``R = lam/2 sum_k n_k (x_k - c)^2`` with ``n_k`` the training instances whose scores use parameter
 ``k`` (:mod:`bncbench.engine.row_penalty`). Checked: ``n_k`` by hand on a five-row table for every
@@ -95,7 +96,7 @@ def test_counts_anje_subsets(param, level, n):
         np.testing.assert_array_equal(penalty_weights(data, pmap), w)
 
 
-@pytest.mark.parametrize("reg", ["rows", "rows_one"])
+@pytest.mark.parametrize("reg", ["rows", "rows_one", "rows_gen"])
 @pytest.mark.parametrize("param,level", MAPS)
 def test_gradient_finite_differences(small, reg, param, level):
     X, y, cards = small
@@ -106,12 +107,12 @@ def test_gradient_finite_differences(small, reg, param, level):
         x = pmap.x0() + 0.2 * rng.standard_normal(pmap.n_params)
         err, err_dir = _fd_check(problem, x, rng)
         assert err < 1e-6 and err_dir < 1e-6, (err, err_dir)
-        c = 1.0 if reg == "rows_one" else 0.0
+        c = {"rows_one": 1.0, "rows_gen": pmap.generative().x}.get(reg, 0.0)
         assert problem.f(x) == pytest.approx(problem.nll(x) + 0.35 * np.sum(problem.weights * (x - c) ** 2),
                                              rel=1e-13)
 
 
-@pytest.mark.parametrize("reg", ["rows", "rows_one"])
+@pytest.mark.parametrize("reg", ["rows", "rows_one", "rows_gen"])
 @pytest.mark.parametrize("param,level", [("discriminative", 4), ("weighted", 2), ("weighted", 4)])
 def test_gradient_finite_differences_anje(reg, param, level):
     X, y, cards = _data(400, seed=21, n_attr=6, card=(2, 4), n_classes=3, p=2)
@@ -154,7 +155,7 @@ def test_minibatch_gradient_of_all_rows_is_the_gradient(small):
     np.testing.assert_allclose(problem.batch_grad(x, problem.cll.data), problem.fg(x)[1], rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("reg", ["l2", "l2_one", "rows", "rows_one"])
+@pytest.mark.parametrize("reg", ["l2", "l2_one", "rows", "rows_one", "rows_gen"])
 def test_objective_is_the_plain_formula_bit_for_bit(small, reg):
     """``Problem.fg`` forms the penalty's gradient in place: the value and gradient of the plain formula, bit for bit
     (a fit's path depends on them), the caller's point untouched, and the cached gradient not the one handed out."""
@@ -166,7 +167,7 @@ def test_objective_is_the_plain_formula_bit_for_bit(small, reg):
     f, g = problem.fg(x)
     np.testing.assert_array_equal(x, x_in)
     nll, g_data = problem._data_term(x, True)
-    d = x - (1.0 if reg.endswith("_one") else 0.0)
+    d = x - (pmap.generative().x if reg == "rows_gen" else 1.0 if reg.endswith("_one") else 0.0)
     wd = d if problem.weights is None else problem.weights * d
     assert f == nll + 0.5 * 0.7 * float(wd @ d)
     np.testing.assert_array_equal(g, g_data + 0.7 * wd)
@@ -174,3 +175,35 @@ def test_objective_is_the_plain_formula_bit_for_bit(small, reg):
     f_again, g_again = problem.fg(x)  # from the cache
     assert f_again == f and problem.f(x) == f
     np.testing.assert_array_equal(g_again, g_data + 0.7 * wd)
+
+
+@pytest.mark.parametrize("param,init", [("weighted", "zeros"), ("discriminative", "zeros")])
+def test_a_strong_pull_toward_the_generative_model_is_anje(param, init):
+    """``reg="rows_gen"`` pulls AnJE's weights toward the generative model's (AnJE's exponent ``e``, not 1; ``log
+    theta`` for LRⁿ): with a large ``lam`` DBL² and LR² give A2JE's class probabilities, started from 0, while
+    ``rows_one``'s pull toward 1 ends elsewhere on AnJE (``e = 1/(a - 1)`` for n = 2)."""
+    X, y, cards = _data(300, seed=8, n_attr=5, card=(2, 4), n_classes=3, p=2)
+    common = dict(structure="anje", n=2, discretize=False, cardinalities=cards)
+    anje = BNClassifier(**common).fit(X, y).predict_proba(X)
+    opts = {"stop": "paper", "maxiter": 2000}
+    gen = BNClassifier(**common, param=param, init=init, reg="rows_gen", lam=1e6, optimizer_options=opts).fit(X, y)
+    np.testing.assert_allclose(gen.predict_proba(X), anje, atol=1e-5)
+    if param == "weighted":
+        one = BNClassifier(**common, param=param, init=init, reg="rows_one", lam=1e6, optimizer_options=opts)
+        assert np.abs(one.fit(X, y).predict_proba(X) - anje).max() > 0.05
+
+
+def test_rows_gen_needs_a_generative_point():
+    """A map without a generative point refuses ``reg="rows_gen"`` in one line."""
+    from bncbench.engine.problem import Problem
+    from bncbench.errors import BNCBenchError
+
+    class NoPoint:
+        name = "bare"
+
+        def generative(self):
+            raise NotImplementedError
+
+    with pytest.raises(BNCBenchError, match="reg=rows_gen pulls toward the generative model's parameters, which the "
+                                            "bare parameterization does not define"):
+        Problem(None, NoPoint(), reg="rows_gen", lam=1.0)

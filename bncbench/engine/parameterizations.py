@@ -31,7 +31,8 @@ OBJECTIVE = Hyperparameter("objective", "cll", [options(OBJECTIVES)], "objective
                            omit_default=True, from_group="objective")
 REG = Hyperparameter("reg", "none", [options(REGS)],
                      "regularization: none, lam/2 ||x||^2 (l2), lam/2 ||x - 1||^2 (l2_one), or the same weighted per "
-                     "parameter by the training rows using it (rows, rows_one: the ALR code's penalty of LR^n/DBL^n)",
+                     "parameter by the training rows using it (rows, rows_one: the ALR code's penalty of LR^n/DBL^n; "
+                     "rows_gen: toward the generative model's parameters, AnJE's exponent for DBL^n)",
                      str)
 LAM = Hyperparameter("lam", 0.0, [finite(0.0)], "regularization strength", float)
 REG_SCALE = Hyperparameter("reg_scale", "sum", [options(REG_SCALES)],

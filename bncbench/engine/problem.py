@@ -9,19 +9,24 @@ from bncbench.engine.params import ParamMap, same_point
 from bncbench.engine.row_penalty import penalty_weights
 from bncbench.errors import BNCBenchError
 
-REGS = ("none", "l2", "l2_one", "rows", "rows_one")
-ROW_REGS = ("rows", "rows_one")
+REGS = ("none", "l2", "l2_one", "rows", "rows_one", "rows_gen")
+ROW_REGS = ("rows", "rows_one", "rows_gen")
 """The regularizations weighted per parameter by its training rows ``n_k`` (the authors' penalty of LRⁿ and
 DBLⁿ: :mod:`bncbench.engine.row_penalty`)."""
 CENTERS = {"l2_one": 1.0, "rows_one": 1.0}
-"""The regularizations pulling toward 1 (the others pull toward 0)."""
+"""The regularizations pulling toward 1 (the others toward 0, or toward the generative model: :data:`GEN_CENTERED`)."""
+GEN_CENTERED = ("rows_gen",)
+"""The regularizations pulling toward the generative model's parameters (the map's
+:meth:`~bncbench.engine.params.ParamMap.generative` point: DBLⁿ's weights toward AnJE's exponent, LRⁿ's toward
+``log theta``), the centre §4.4 of deep-broad learning describes; for n = 1 that is ``rows_one``'s 1."""
 REG_SCALES = ("sum", "mean")
 """How ``lam`` meets the data term: beside the summed NLL (``"sum"``), or beside the mean NLL
 (``"mean"``: the penalty is multiplied by the number of training instances)."""
 
 
 class Problem:
-    """``f(x) = -CLL(x) + lam/2 sum_k n_k (x_k - c)^2``, ``c`` = 0 or 1 (:data:`CENTERS`).
+    """``f(x) = -CLL(x) + lam/2 sum_k n_k (x_k - c_k)^2``, ``c`` = 0, 1 (:data:`CENTERS`) or the generative model's
+    parameters (:data:`GEN_CENTERED`).
 
     ``n_k = 1`` for ``"l2"`` and ``"l2_one"``; for ``"rows"`` and ``"rows_one"`` (the authors' per-row
     penalty of LRⁿ and DBLⁿ), the training instances that use parameter ``k``
@@ -37,7 +42,7 @@ class Problem:
         The data term over ``Phi``.
     pmap : ParamMap
         Maps the parameter vector ``x`` to ``Phi`` and gradients back.
-    reg : {"none", "l2", "l2_one", "rows", "rows_one"}, default="none"
+    reg : {"none", "l2", "l2_one", "rows", "rows_one", "rows_gen"}, default="none"
         Regularization.
     lam : float, default=0.0
         Its weight (finite, >= 0); 0 disables it.
@@ -52,10 +57,11 @@ class Problem:
         As given.
     lam : float
         ``float(lam)``.
-    center : float
-        ``c`` of the penalty: 1.0 for ``"l2_one"`` and ``"rows_one"``, else 0.0.
+    center : float or ndarray of shape (n_params,)
+        ``c`` of the penalty: 1.0 for ``"l2_one"`` and ``"rows_one"``, ``pmap.generative().x`` for ``"rows_gen"``,
+        else 0.0.
     weights : ndarray of shape (n_params,) or None
-        ``n_k`` of ``"rows"`` and ``"rows_one"``; None (all 1) otherwise.
+        ``n_k`` of ``"rows"``, ``"rows_one"`` and ``"rows_gen"``; None (all 1) otherwise.
     n_fev : int
         Full-data evaluations so far.
     monitor : Validation or None
@@ -71,7 +77,7 @@ class Problem:
             The data term.
         pmap : ParamMap
             The parameter map.
-        reg : {"none", "l2", "l2_one", "rows", "rows_one"}, default="none"
+        reg : {"none", "l2", "l2_one", "rows", "rows_one", "rows_gen"}, default="none"
             Regularization.
         lam : float, default=0.0
             Weight of the regularization.
@@ -79,7 +85,8 @@ class Problem:
         Raises
         ------
         BNCBenchError
-            If ``reg`` is not one of :data:`REGS`, or ``lam`` is negative or not finite.
+            If ``reg`` is not one of :data:`REGS`, or ``lam`` is negative or not finite, or ``reg`` is
+            ``"rows_gen"`` on a map without a generative point.
         """
         if reg not in REGS:
             raise BNCBenchError(f"unknown regularization {reg!r}; choose one of {', '.join(REGS)}")
@@ -88,6 +95,13 @@ class Problem:
         self.cll, self.pmap = cll, pmap
         self.reg, self.lam = reg, float(lam)
         self.center = CENTERS.get(reg, 0.0)
+        if reg in GEN_CENTERED:
+            try:
+                self.center = np.array(pmap.generative().x, dtype=float)
+            except NotImplementedError:
+                raise BNCBenchError(f"reg={reg} pulls toward the generative model's parameters, which the "
+                                    f"{pmap.name} parameterization does not define") from None
+        self._zero_center = np.isscalar(self.center) and self.center == 0.0
         self.weights = None
         if reg in ROW_REGS and self.lam > 0:
             self.weights = penalty_weights(cll.data, pmap)
@@ -125,7 +139,7 @@ class Problem:
         """
         if not self.regularized:
             return 0.0, None
-        d = x - self.center if self.center else x
+        d = x if self._zero_center else x - self.center
         if self.weights is not None:
             wd = self.weights * d
             pen = 0.5 * self.lam * float(wd @ d)

@@ -7,6 +7,7 @@ paper's column); only our cells are computed again:
 
 * Tables 2–4 (``| table | pair | metric | paper (75 Little) | ours (...) |``) and the per-metric tables (``| pair |
   bias | variance | ...``): ``reg_rows/wdl.csv`` (Little), W/D/L (two-tailed sign test p), bold where p <= 0.05;
+  §4.4's stronger penalties toward 1 (:data:`TOWARD_ONE_KEY`) the same from ``toward_one/tables/``;
 * §6.3's (``| pair | datasets | DBL fewer / equal / more iterations (p) |``): ``reg_rows/convergence_summary.csv``;
 * the one-fold paths (``| pair | measure | datasets |``): ``figures/reach_summary.csv``;
 * the starts (``| fits | model | measure | datasets |``): ``figures/start_objective_summary.csv``;
@@ -42,6 +43,9 @@ from zaidi_dbl_rerun_tables import p_text  # noqa: E402  (a p as the tables prin
 DOC = HERE / "zaidi_dbl.md"
 ROWS = HERE / "zaidi_dbl_rerun" / "reg_rows"
 FIGURES = HERE / "zaidi_dbl_rerun" / "figures"
+TOWARD_ONE = HERE / "zaidi_dbl_rerun" / "toward_one"
+"""``bncbench report`` of ``zaidi_dbl_toward_one`` (§4.4's stronger penalties toward 1 on the smaller datasets)."""
+TOWARD_ONE_KEY = r"^\| pair, 36 datasets under 1,000 rows \| bias \|"
 METRICS = {"bias": "bias", "variance": "variance", "0-1 loss": "zero_one", "RMSE": "rmse",
            "training time": "train_time"}
 
@@ -70,8 +74,9 @@ def _tables(lines: list[str], header: re.Pattern):
             yield i, range(i + 2, k)
 
 
-def _wdl() -> dict:
-    w = pd.read_csv(ROWS / "wdl.csv")
+def _wdl(*files: Path) -> dict:
+    """``{("A vs B", metric): row}`` of the Little rows of ``files`` (default ``reg_rows/wdl.csv``)."""
+    w = pd.concat([pd.read_csv(f) for f in files or (ROWS / "wdl.csv",)])
     w = w[w["subset"] == "Little"]
     return {(f"{a} vs {b}", m): r for (a, b, m), r in w.set_index(["model_a", "model_b", "metric"]).iterrows()}
 
@@ -160,11 +165,13 @@ def rewrite(text: str) -> tuple[str, list[str]]:
             t, pair, metric, paper, _ = _cells(lines[k])
             r = wdl[(pair, METRICS[metric])]
             put(k, [t, pair, metric, paper, _ours(r)], f"Table {t}: {pair} / {metric}", ["", "", "", "", "ours"])
-    for i, body in _tables(lines, re.compile(r"^\| pair \| bias \| variance \|")):
-        head = _cells(lines[i])
-        for k in body:
-            cells = _cells(lines[k])
-            put(k, [cells[0]] + [_ours(wdl[(cells[0], METRICS[h])]) for h in head[1:]], cells[0], head)
+    toward_one = _wdl(*sorted((TOWARD_ONE / "tables").glob("toward_*.csv")))
+    for pattern, w in ((r"^\| pair \| bias \| variance \|", wdl), (TOWARD_ONE_KEY, toward_one)):
+        for i, body in _tables(lines, re.compile(pattern)):
+            head = _cells(lines[i])
+            for k in body:
+                cells = _cells(lines[k])
+                put(k, [cells[0]] + [_ours(w[(cells[0], METRICS[h])]) for h in head[1:]], cells[0], head)
     conv = pd.read_csv(ROWS / "convergence_summary.csv")
     conv = conv[conv["subset"] == "Little"].set_index("w_model")
     for i, body in _tables(lines, re.compile(r"^\| pair \| datasets \| DBL fewer / equal / more iterations \(p\) \|")):
