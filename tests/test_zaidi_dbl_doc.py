@@ -687,3 +687,52 @@ def test_the_first_big_n2_folds_are_folds_csv():
     assert f"DBL² {d.zero_one:.4f} against the paper's {cell.paper:.4f} ({d.n_iter:,.0f} iterations, " \
            f"{d.train_cpu / 3600:.2f} CPU h), LR² {lr.zero_one:.4f} ({lr.n_iter:,.0f}, the cap, " \
            f"{lr.train_cpu / 3600:.2f} CPU h;" in text
+
+
+def test_the_pull_toward_one_and_toward_anje_is_its_report():
+    """§4.4's run (``toward_one/``): the report's W-D-L tables are ``wdl_table`` on its committed ``summary.csv``, its
+    A2JE equals the rerun's bit for bit (the same folds), and each count the prose and the claims row cite, with its
+    p, is the CSVs'."""
+    from bncbench.report.stats import wdl_table
+
+    out = CSV.parent / "toward_one"
+    summary = pd.read_csv(out / "summary.csv")
+    tables = pd.concat([pd.read_csv(f) for f in sorted((out / "tables").glob("toward_*.csv"))])
+    pairs = sorted({(a, b) for a, b in zip(tables.model_a, tables.model_b)})
+    again = wdl_table(summary, pairs, sorted(set(tables.metric)), subsets=["Little"])
+    key = ["metric", "model_a", "model_b"]
+    merged = tables.merge(again, on=key, suffixes=("", "_again"))
+    assert len(merged) == len(tables) == len(again)
+    for c in ("wins", "draws", "losses"):
+        assert (merged[c] == merged[f"{c}_again"]).all()
+    rerun = pd.read_csv(CSV / "summary.csv").query("model == 'A2JE'").set_index("dataset")
+    ours = summary.query("model == 'A2JE'").set_index("dataset")
+    assert len(ours) == 36 and (ours["zero_one"] == rerun.loc[ours.index, "zero_one"]).all()
+    w = tables.set_index(key)
+    text = " ".join(DOC.read_text().split())
+    section = text.split("**§4.4's large penalty toward 1, on the smaller datasets**")[1].split("## Tables 5 and 6")[0]
+
+    def cited(a, b, metric):
+        r = w.loc[(metric, a, b)]
+        return f"{r.wins}/{r.draws}/{r.losses}, p {'< 0.001' if r.p < 0.001 else f'= {r.p:.3f}'}"
+
+    for a, b, metric in [("DBL2-gen", "DBL2", "zero_one"), ("DBL2-gen-lam0.1", "DBL2", "zero_one"),
+                         ("DBL2-gen-lam0.1", "DBL2", "rmse"), ("DBL2-lam1", "DBL2", "zero_one"),
+                         ("DBL2-lam1", "DBL2", "rmse"), ("DBL2-gen-lam1", "DBL2-lam1", "zero_one"),
+                         ("DBL2-gen-lam1", "DBL2-lam1", "rmse"), ("DBL2-one-lam1", "DBL2-lam1", "rmse"),
+                         ("DBL2-one-lam0.1", "DBL2", "zero_one"), ("LR2-gen-lam1", "DBL2", "zero_one"),
+                         ("DBL2-gen-lam1", "DBL2", "zero_one"), ("LR2-gen-lam1", "DBL2", "rmse")]:
+        assert cited(a, b, metric) in section, (a, b, metric)
+    for a, b in [("DBL2-gen", "DBL2"), ("DBL2-gen-lam0.1", "DBL2"), ("DBL2-gen-lam1", "DBL2"),
+                 ("DBL2-gen-lam10", "DBL2"), ("DBL2-lam1", "DBL2")]:  # "every one of these has the lower variance"
+        r = w.loc[("variance", a, b)]
+        assert r.wins > r.losses and r.p <= 0.05
+    one = [w.loc[("rmse", f"DBL2-one{lam}", "DBL2")] for lam in ("", "-lam0.1", "-lam1", "-lam10")]
+    assert all(r.wins < r.losses and r.p <= 0.05 for r in one)  # "raises RMSE at every one"
+    assert all(w.loc[("zero_one", f"DBL2-one{lam}", "DBL2")].p > 0.05 for lam in ("", "-lam0.1", "-lam1", "-lam10"))
+    vs = w.loc[("rmse", "DBL2-one-lam10", "A2JE")]
+    assert (vs.wins, vs.draws, vs.losses) == (0, 0, 36) and "(0/0/36)" in section
+    claim = _claims_row(DOC.read_text(), "§4.4: on smaller datasets")
+    for a, b in [("DBL2-gen-lam0.1", "DBL2"), ("DBL2-lam1", "DBL2")]:
+        r = w.loc[("zero_one", a, b)]
+        assert f"{r.wins}/{r.draws}/{r.losses}, p = {r.p:.3f}" in claim

@@ -18,7 +18,8 @@ CENTERS = {"l2_one": 1.0, "rows_one": 1.0}
 GEN_CENTERED = ("rows_gen",)
 """The regularizations pulling toward the generative model's parameters (the map's
 :meth:`~bncbench.engine.params.ParamMap.generative` point: DBLⁿ's weights toward AnJE's exponent, LRⁿ's toward
-``log theta``), the centre §4.4 of deep-broad learning describes; for n = 1 that is ``rows_one``'s 1."""
+AnJE's potentials ``e log theta``), the centre §4.4 of deep-broad learning describes; for n = 1 the weights' centre
+is ``rows_one``'s 1."""
 REG_SCALES = ("sum", "mean")
 """How ``lam`` meets the data term: beside the summed NLL (``"sum"``), or beside the mean NLL
 (``"mean"``: the penalty is multiplied by the number of training instances)."""
