@@ -675,18 +675,23 @@ def test_the_cut_points_summary_is_its_losses():
 
 
 def test_the_first_big_n2_folds_are_folds_csv():
-    """census-income's first DBL² and LR² folds, as Tables 5 and 6's paragraph cites them: 0-1 loss, iterations and
-    CPU hours from ``store_big_nov29/folds.csv``; Table 5's cell counts the one fold."""
-    f = pd.read_csv(BIG / "folds.csv").query("dataset == 'census-income' and round == 0 and fold == 0")
-    f = f.set_index("model")
+    """census-income's DBL² and LR² folds in so far, as Tables 5 and 6's paragraph cites them: how many, their mean
+    0-1 loss and range, iterations and CPU hours from ``store_big_nov29/folds.csv``; Table 5's cell counts them, and
+    the claims row says how many."""
+    folds = pd.read_csv(BIG / "folds.csv").query("dataset == 'census-income' and status == 'ok'")
+    d, lr = (folds[folds["model"] == m] for m in ("DBL2", "LR2"))
     text = " ".join(DOC.read_text().split())
-    d, lr = f.loc["DBL2"], f.loc["LR2"]
     paper = pd.read_csv(CSV / "tables5_6.csv").set_index(["dataset", "metric", "model"])
     cell = paper.loc[("census-income", "zero_one", "DBL2")]
-    assert cell.folds == len(pd.read_csv(BIG / "folds.csv").query("dataset == 'census-income' and model == 'DBL2'"))
-    assert f"DBL² {d.zero_one:.4f} against the paper's {cell.paper:.4f} ({d.n_iter:,.0f} iterations, " \
-           f"{d.train_cpu / 3600:.2f} CPU h), LR² {lr.zero_one:.4f} ({lr.n_iter:,.0f}, the cap, " \
-           f"{lr.train_cpu / 3600:.2f} CPU h;" in text
+    assert cell.folds == len(d) and 0 < len(d) < 10 and 0 < len(lr) < 10
+    at_cap = int((lr["n_iter"] == 10_000).sum())
+    assert (f"Of census-income's DBL² and LR² folds, {len(d)} and {len(lr)} of ten are in" in text
+            and f"DBL² {d.zero_one.mean():.4f} in their mean against the paper's {cell.paper:.4f} (folds "
+                f"{d.zero_one.min():.4f}–{d.zero_one.max():.4f}; {d.n_iter.min():,.0f}–{d.n_iter.max():,.0f} "
+                f"iterations, {d.train_cpu.mean() / 3600:.2f} CPU h a fold), LR² {lr.zero_one.mean():.4f} (folds "
+                f"{lr.zero_one.min():.4f}–{lr.zero_one.max():.4f}; {at_cap} of {len(lr)} at the 10,000-iteration "
+                f"cap, {lr.train_cpu.mean() / 3600:.2f} CPU h a fold)" in text)
+    assert f"(but {len(d)} folds of DBL² on census-income)" in _claims_row(DOC.read_text(), "DBLⁿ wins on Big data")
 
 
 def test_the_pull_toward_one_and_toward_anje_is_its_report():
