@@ -179,7 +179,7 @@ def test_objective_is_the_plain_formula_bit_for_bit(small, reg):
 
 @pytest.mark.parametrize("param,init", [("weighted", "zeros"), ("discriminative", "zeros")])
 def test_a_strong_pull_toward_the_generative_model_is_anje(param, init):
-    """``reg="rows_gen"`` pulls AnJE's weights toward the generative model's (AnJE's exponent ``e``, not 1; ``log
+    """``reg="rows_gen"`` pulls AnJE's weights toward the generative model's (AnJE's exponent ``e``, not 1; ``e log
     theta`` for LRⁿ): with a large ``lam`` DBL² and LR² give A2JE's class probabilities, started from 0, while
     ``rows_one``'s pull toward 1 ends elsewhere on AnJE (``e = 1/(a - 1)`` for n = 2)."""
     X, y, cards = _data(300, seed=8, n_attr=5, card=(2, 4), n_classes=3, p=2)
