@@ -13,21 +13,31 @@ REGS = ("none", "l2", "l2_one", "rows", "rows_one", "rows_gen")
 ROW_REGS = ("rows", "rows_one", "rows_gen")
 """The regularizations weighted per parameter by its training rows ``n_k`` (the authors' penalty of LRⁿ and
 DBLⁿ: :mod:`bncbench.engine.row_penalty`)."""
-CENTERS = {"l2_one": 1.0, "rows_one": 1.0}
-"""The regularizations pulling toward 1 (the others toward 0, or toward the generative model: :data:`GEN_CENTERED`)."""
-GEN_CENTERED = ("rows_gen",)
-"""The regularizations pulling toward the generative model's parameters (the map's
-:meth:`~bncbench.engine.params.ParamMap.generative` point: DBLⁿ's weights toward AnJE's exponent, LRⁿ's toward
-AnJE's potentials ``e log theta``), the centre §4.4 of deep-broad learning describes; for n = 1 the weights' centre
-is ``rows_one``'s 1."""
+
+
+def _generative_center(pmap: ParamMap) -> np.ndarray:
+    """The generative model's parameters (``pmap.generative().x``), or one line for a map without them."""
+    try:
+        return np.array(pmap.generative().x, dtype=float)
+    except NotImplementedError:
+        raise BNCBenchError("reg=rows_gen pulls toward the generative model's parameters, which the "
+                            f"{pmap.name} parameterization does not define") from None
+
+
+CENTERS = {"l2_one": lambda pmap: 1.0, "rows_one": lambda pmap: 1.0, "rows_gen": _generative_center}
+"""The centre ``c`` of each regularization that does not pull toward 0, from the map: 1 (``l2_one``, ``rows_one``),
+or the generative model's parameters (``rows_gen``: the map's :meth:`~bncbench.engine.params.ParamMap.generative`
+point, DBLⁿ's weights toward AnJE's exponent, LRⁿ's toward AnJE's potentials ``e log theta``; the centre §4.4 of
+deep-broad learning describes, which for the weights of one network is 1)."""
+
 REG_SCALES = ("sum", "mean")
 """How ``lam`` meets the data term: beside the summed NLL (``"sum"``), or beside the mean NLL
 (``"mean"``: the penalty is multiplied by the number of training instances)."""
 
 
 class Problem:
-    """``f(x) = -CLL(x) + lam/2 sum_k n_k (x_k - c_k)^2``, ``c`` = 0, 1 (:data:`CENTERS`) or the generative model's
-    parameters (:data:`GEN_CENTERED`).
+    """``f(x) = -CLL(x) + lam/2 sum_k n_k (x_k - c_k)^2``, ``c`` = 0, 1 or the generative model's parameters
+    (:data:`CENTERS`).
 
     ``n_k = 1`` for ``"l2"`` and ``"l2_one"``; for ``"rows"`` and ``"rows_one"`` (the authors' per-row
     penalty of LRⁿ and DBLⁿ), the training instances that use parameter ``k``
@@ -95,13 +105,7 @@ class Problem:
             raise BNCBenchError(f"lam must be a finite number >= 0, got {lam}")
         self.cll, self.pmap = cll, pmap
         self.reg, self.lam = reg, float(lam)
-        self.center = CENTERS.get(reg, 0.0)
-        if reg in GEN_CENTERED:
-            try:
-                self.center = np.array(pmap.generative().x, dtype=float)
-            except NotImplementedError:
-                raise BNCBenchError(f"reg={reg} pulls toward the generative model's parameters, which the "
-                                    f"{pmap.name} parameterization does not define") from None
+        self.center = CENTERS[reg](pmap) if reg in CENTERS else 0.0
         self._zero_center = np.isscalar(self.center) and self.center == 0.0
         self.weights = None
         if reg in ROW_REGS and self.lam > 0:
