@@ -52,14 +52,38 @@ CALIBRATE = {"DBL2": "DBL2", "LR2": "LR2", "DBL2-one": "DBL2", "DBL3": "DBL2", "
 DBLⁿ, LR²'s for the LRⁿ (no whole n = 3 Big fold has run)."""
 
 
+def _capped(*names: str) -> pd.DataFrame:
+    """The capped fits of ``big_cost/<name>`` (``bench_big_fold.py --json`` files), indexed by (dataset, model), with
+    their set-up and per-evaluation CPU seconds (``setup_cpu``, ``eval_cpu``) as ``bench_big_fold.costs`` splits
+    them."""
+    capped = pd.DataFrame([r for name in names for r in json.loads((HERE / "big_cost" / name).read_text())])
+    capped[["setup_cpu", "eval_cpu"]] = [costs(r)[2:] for r in capped.to_dict("records")]
+    return capped.set_index(["dataset", "model"])
+
+
+def _fold_row(dataset: str, model: str, c: pd.Series, k: float, whole: pd.Series, **extra) -> dict:
+    """The columns a cost row shares: the capped fit ``c``'s size and costs, ``k``, the ``extra`` columns of the
+    table, and the whole folds done (their CPU seconds ``whole``)."""
+    return {"dataset": dataset, "model": model, "n_train": c["n_train"], "n_parameters": c["n_parameters"],
+            "peak_mib": round(c["peak_mib"]), "setup_cpu": round(c["setup_cpu"], 1),
+            "eval_cpu": round(c["eval_cpu"], 3), "k": round(k, 3), **extra,
+            "folds_done": len(whole), "done_cpu_h": whole.mean() / 3600 if len(whole) else None,
+            "folds_left": FOLDS - len(whole)}
+
+
+def _with_total(out: pd.DataFrame, digits: int) -> pd.DataFrame:
+    """``out`` with a ``total`` row (the sums of the CPU hours and folds left), rounded, its counts as integers."""
+    total = {"dataset": "total", **{c: out[c].sum() for c in out if c.startswith("cpu_h") or c == "folds_left"}}
+    out = pd.concat([out, pd.DataFrame([total])]).round(digits)
+    ints = ["n_train", "n_parameters", "peak_mib", "folds_done", "folds_left"]
+    return out.astype(dict.fromkeys(ints, "Int64"))
+
+
 def left() -> pd.DataFrame:
     """``little_left.csv``'s rows: per dataset left and model, the guess or the measured cost, and the total."""
     summary = pd.read_csv(HERE / "reg_rows" / "summary.csv").query("complete")
     iters = summary.pivot(index="dataset", columns="model", values="n_iter")
-    capped = pd.DataFrame([*json.loads((HERE / "big_cost" / "little_left.json").read_text()),
-                           *json.loads((HERE / "big_cost" / "musk1_capped.json").read_text())])
-    capped[["setup_cpu", "eval_cpu"]] = [costs(r)[2:] for r in capped.to_dict("records")]
-    capped = capped.set_index(["dataset", "model"])
+    capped = _capped("little_left.json", "musk1_capped.json")
     store = load_stores([HERE / "store2"]).query("status == 'ok'")
     rows = []
     for model, n2 in N2.items():
@@ -69,11 +93,7 @@ def left() -> pd.DataFrame:
         left = capped.loc[capped.index.get_level_values("dataset") != "musk1"].xs(model, level="model")
         for dataset, c in left.iterrows():
             whole = store.query("dataset == @dataset and model == @model")["train_cpu"]
-            row = {"dataset": dataset, "model": model, "n_train": c["n_train"], "n_parameters": c["n_parameters"],
-                   "peak_mib": round(c["peak_mib"]), "setup_cpu": round(c["setup_cpu"], 1),
-                   "eval_cpu": round(c["eval_cpu"], 3), "k": round(k, 3), "n2_iter": iters.loc[dataset, n2],
-                   "folds_done": len(whole), "done_cpu_h": whole.mean() / 3600 if len(whole) else None,
-                   "folds_left": FOLDS - len(whole)}
+            row = _fold_row(dataset, model, c, k, whole, n2_iter=iters.loc[dataset, n2])
             guess = {q: c["setup_cpu"] + k * c["eval_cpu"] * iters.loc[dataset, n2] * ratio.quantile(q)
                      for q in QUARTILES}
             for q in QUARTILES:
@@ -82,11 +102,7 @@ def left() -> pd.DataFrame:
                 row[f"cpu_h_q{round(100 * q)}"] = round(row["folds_left"] * fold / 3600, 2)
             row["guess_fold_cpu_h_q50"] = guess[0.5] / 3600
             rows.append(row)
-    out = pd.DataFrame(rows).sort_values(["dataset", "model"])
-    total = {"dataset": "total", **{c: out[c].sum() for c in out if c.startswith("cpu_h") or c == "folds_left"}}
-    out = pd.concat([out, pd.DataFrame([total])]).round(2)
-    ints = ["n_train", "n_parameters", "peak_mib", "folds_done", "folds_left"]
-    return out.astype(dict.fromkeys(ints, "Int64"))
+    return _with_total(pd.DataFrame(rows).sort_values(["dataset", "model"]), 2)
 
 
 def table(out: pd.DataFrame) -> str:
@@ -116,9 +132,7 @@ def big_left() -> pd.DataFrame:
     evaluations being iterations times the calibrating model's evaluations per iteration in its whole folds, and
     ``k = sum(train CPU - set-up) / sum(evaluations x CPU s per evaluation)`` over those folds (census-income's,
     :data:`CALIBRATE`). Where whole folds of a (dataset, model) are done, the folds left cost their mean."""
-    capped = pd.DataFrame(json.loads((HERE / "big_cost" / "big_fold_nov29.json").read_text()))
-    capped[["setup_cpu", "eval_cpu"]] = [costs(r)[2:] for r in capped.to_dict("records")]
-    capped = capped.set_index(["dataset", "model"])
+    capped = _capped("big_fold_nov29.json")
     folds = pd.read_csv(HERE / "store_big_nov29" / "folds.csv").query("status == 'ok'")
     calib = {}
     for model in set(CALIBRATE.values()):
@@ -132,20 +146,12 @@ def big_left() -> pd.DataFrame:
             continue
         k, per_iter = calib[CALIBRATE[model]]
         whole = folds.query("dataset == @dataset and model == @model")["train_cpu"]
-        row = {"dataset": dataset, "model": model, "n_train": c["n_train"], "n_parameters": c["n_parameters"],
-               "peak_mib": round(c["peak_mib"]), "setup_cpu": round(c["setup_cpu"], 1),
-               "eval_cpu": round(c["eval_cpu"], 3), "k": round(k, 3), "evals_per_iter": round(per_iter, 3),
-               "folds_done": len(whole), "done_cpu_h": whole.mean() / 3600 if len(whole) else None,
-               "folds_left": FOLDS - len(whole)}
+        row = _fold_row(dataset, model, c, k, whole, evals_per_iter=round(per_iter, 3))
         for n in BIG_ITERS:
             fold = whole.mean() if len(whole) else c["setup_cpu"] + k * c["eval_cpu"] * per_iter * n
             row[f"cpu_h_{n}"] = round(row["folds_left"] * fold / 3600, 1)
         rows.append(row)
-    out = pd.DataFrame(rows)
-    total = {"dataset": "total", **{c: out[c].sum() for c in out if c.startswith("cpu_h") or c == "folds_left"}}
-    out = pd.concat([out, pd.DataFrame([total])]).round(3)
-    ints = ["n_train", "n_parameters", "peak_mib", "folds_done", "folds_left"]
-    return out.astype(dict.fromkeys(ints, "Int64"))
+    return _with_total(pd.DataFrame(rows), 3)
 
 
 def big_table(out: pd.DataFrame) -> str:

@@ -74,9 +74,9 @@ def _tables(lines: list[str], header: re.Pattern):
             yield i, range(i + 2, k)
 
 
-def _wdl(*files: Path) -> dict:
-    """``{("A vs B", metric): row}`` of the Little rows of ``files`` (default ``reg_rows/wdl.csv``)."""
-    w = pd.concat([pd.read_csv(f) for f in files or (ROWS / "wdl.csv",)])
+def _wdl(files: tuple[Path, ...] = (ROWS / "wdl.csv",)) -> dict:
+    """``{("A vs B", metric): row}`` of the Little rows of the W-D-L CSVs ``files``."""
+    w = pd.concat([pd.read_csv(f) for f in files])
     w = w[w["subset"] == "Little"]
     return {(f"{a} vs {b}", m): r for (a, b, m), r in w.set_index(["model_a", "model_b", "metric"]).iterrows()}
 
@@ -165,7 +165,7 @@ def rewrite(text: str) -> tuple[str, list[str]]:
             t, pair, metric, paper, _ = _cells(lines[k])
             r = wdl[(pair, METRICS[metric])]
             put(k, [t, pair, metric, paper, _ours(r)], f"Table {t}: {pair} / {metric}", ["", "", "", "", "ours"])
-    toward_one = _wdl(*sorted((TOWARD_ONE / "tables").glob("toward_*.csv")))
+    toward_one = _wdl(tuple(sorted((TOWARD_ONE / "tables").glob("toward_*.csv"))))
     for pattern, w in ((r"^\| pair \| bias \| variance \|", wdl), (TOWARD_ONE_KEY, toward_one)):
         for i, body in _tables(lines, re.compile(pattern)):
             head = _cells(lines[i])
